@@ -1,0 +1,140 @@
+"""Shared helpers for the benchmark scripts (stdlib only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+BINDINGS = REPO / "bindings"
+DEFAULT_SERVER = HERE / "servers" / "fast_server.py"
+RESULT_MARKER = "BENCH_RESULT "
+
+
+def setup_path() -> None:
+    """Make the in-repo `mcp_proto` and `mcp_proto_io` importable without installing."""
+    for p in (str(BINDINGS), str(REPO)):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    extra = os.pathsep.join([str(REPO), str(BINDINGS)])
+    env["PYTHONPATH"] = extra + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def server_path(arg: str | None) -> Path:
+    path = Path(arg or os.environ.get("MCP_BENCH_SERVER") or DEFAULT_SERVER).resolve()
+    if not path.exists():
+        raise SystemExit(f"benchmark server not found: {path} (use --server or MCP_BENCH_SERVER)")
+    return path
+
+
+def not_importable(exc: BaseException) -> str:
+    return f"mcp_proto not importable: {type(exc).__name__}: {exc}"
+
+
+def best(xs: Sequence[float], *, higher_is_better: bool) -> float:
+    return max(xs) if higher_is_better else min(xs)
+
+
+def median(xs: Sequence[float]) -> float:
+    return statistics.median(xs)
+
+
+def emit(result: dict[str, Any]) -> None:
+    """Child side: print the result as one marked JSON line."""
+    print(RESULT_MARKER + json.dumps(result), flush=True)
+
+
+def run_child(argv: list[str], timeout: float) -> dict[str, Any]:
+    """Run a child benchmark process and return its marked JSON result (or an error dict)."""
+    try:
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout, env=child_env(), check=False
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(RESULT_MARKER):
+            return json.loads(line[len(RESULT_MARKER) :])
+    tail = (proc.stderr.strip().splitlines() or ["<no stderr>"])[-1]
+    return {"error": f"child exited {proc.returncode}: {tail}"}
+
+
+@dataclass
+class Row:
+    """One line of a results table.
+
+    `ratio` is ours/SDK (or ours/baseline) for the metric's own unit; `target` is a
+    human-readable goal and `ok` whether it was met (None when it cannot be judged).
+    """
+
+    name: str
+    ours: float | str | None
+    sdk: float | str | None
+    unit: str
+    ratio: float | None = None
+    target: str = ""
+    ok: bool | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def fmt_val(v: float | str | None, unit: str) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return v
+    if unit in ("/s", "msg/s", "calls/s"):
+        return f"{v:,.0f} {unit}"
+    if unit == "s":
+        return f"{v * 1000:.1f} ms" if v < 1 else f"{v:.2f} s"
+    if unit == "x":
+        return f"{v:.2f}x"
+    if unit == "MiB":
+        return f"{v:.1f} MiB"
+    return f"{v:.3g} {unit}"
+
+
+def print_table(title: str, rows: Sequence[Row]) -> None:
+    headers = ("metric", "ours", "SDK", "ours/SDK", "target", "ok")
+    body = []
+    notes: list[str] = []
+
+    def cell(v: float | str | None, unit: str) -> str:
+        text = fmt_val(v, unit)
+        if isinstance(v, str) and len(text) > 30:
+            if text not in notes:
+                notes.append(text)
+            return f"n/a [{notes.index(text) + 1}]"
+        return text
+
+    for r in rows:
+        ratio = "-" if r.ratio is None else f"{r.ratio:.3g}"
+        ok = {True: "PASS", False: "FAIL", None: "-"}[r.ok]
+        body.append((r.name, cell(r.ours, r.unit), cell(r.sdk, r.unit), ratio, r.target, ok))
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(headers)]
+    print(f"\n== {title} ==")
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
+    print("  ".join("-" * w for w in widths))
+    for b in body:
+        print("  ".join(c.ljust(w) for c, w in zip(b, widths, strict=True)).rstrip())
+    for i, note in enumerate(notes, 1):
+        print(f"[{i}] {note}")
+    print(flush=True)
+
+
+def num(v: Any) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None

@@ -1,0 +1,135 @@
+"""The error hierarchy.  Every error says what was wrong and whose fault it was.
+
+- :class:`LocalProtocolError`: the caller (the host or a binding) misused the API.
+- :class:`RemoteProtocolError`: the server broke the protocol.
+- :class:`RpcError`: the server answered a request with a JSON-RPC error.
+- :class:`RequestTimeout`, :class:`RequestCancelled`: the request ended on our side.
+- :class:`ConnectionClosed` / :class:`ServerExited`: the transport ended.
+- :class:`UnsupportedVersion`: no protocol version both sides speak.
+
+A result with ``isError: true`` is *not* an exception: it is a normal ``CallToolResult``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ConnectionClosed",
+    "LocalProtocolError",
+    "MCPError",
+    "MessageTooLarge",
+    "RemoteProtocolError",
+    "RequestCancelled",
+    "RequestTimeout",
+    "RpcError",
+    "ServerExited",
+    "SessionExpired",
+    "UnsupportedVersion",
+]
+
+
+class MCPError(Exception):
+    """Base class of every error mcp-proto raises or reports."""
+
+
+class LocalProtocolError(MCPError):
+    """The caller used the API wrongly (for example a call before the handshake).
+
+    This is a bug in the calling code; fix the call rather than retrying it.
+    """
+
+
+class RemoteProtocolError(MCPError):
+    """The server sent something the protocol does not allow.
+
+    When it concerns one request, only that request fails; the session stays usable unless the
+    framing itself broke.
+    """
+
+
+class MessageTooLarge(RemoteProtocolError):
+    """A message from the server exceeded the size limit; its bytes were discarded."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(
+            f"server sent a message of at least {size} bytes, over the limit of {limit} bytes; "
+            "it was discarded (raise Limits.max_message_size if the server is trusted)"
+        )
+
+
+class RpcError(MCPError):
+    """The server answered a request with a JSON-RPC error object."""
+
+    def __init__(self, code: int, message: str, data: Any = None, *, method: str = "") -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+        self.method = method
+        where = f" to {method}" if method else ""
+        super().__init__(f"server answered{where} with error {code}: {message}")
+
+
+class RequestTimeout(MCPError):
+    """A request got no answer in time; a cancellation was sent to the server.
+
+    ``kind`` is ``"idle"`` (no response nor progress for ``timeout`` seconds) or ``"total"``.
+    """
+
+    def __init__(self, method: str, timeout: float, kind: str) -> None:
+        self.method = method
+        self.timeout = timeout
+        self.kind = kind
+        what = "without a response or progress" if kind == "idle" else "in total"
+        super().__init__(f"{method} timed out after {timeout:g} s {what}")
+
+
+class RequestCancelled(MCPError):
+    """The request was cancelled by the caller (see ``ClientSession.cancel``)."""
+
+    def __init__(self, method: str, reason: str | None = None) -> None:
+        self.method = method
+        self.reason = reason
+        super().__init__(f"{method} was cancelled" + (f": {reason}" if reason else ""))
+
+
+class ConnectionClosed(MCPError):
+    """The transport to the server ended; every pending request fails with this.
+
+    A binding may open a new connection on the next call; a tool call is never replayed.
+    """
+
+
+class ServerExited(ConnectionClosed):
+    """The server process ended.  Carries its exit code and the last bytes of its stderr."""
+
+    def __init__(self, exit_code: int | None, stderr_tail: str = "") -> None:
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail
+        msg = f"server exited with code {exit_code}"
+        if stderr_tail:
+            last = stderr_tail.strip().splitlines()[-3:]
+            msg += "; last stderr lines: " + " | ".join(last)
+        super().__init__(msg)
+
+
+class SessionExpired(ConnectionClosed):
+    """The server forgot the session (HTTP 404).  The call was not replayed; retry it if safe."""
+
+
+class UnsupportedVersion(MCPError):
+    """The server chose a protocol version this client does not speak.
+
+    The session is closed; the server should be upgraded or the client configured with that
+    version.
+    """
+
+    def __init__(self, offered: tuple[str, ...], received: object) -> None:
+        self.offered = offered
+        self.received = received
+        super().__init__(
+            f"server answered with protocol version {received!r}; this client speaks "
+            + ", ".join(offered)
+        )

@@ -1,0 +1,154 @@
+"""The events the core emits.  Frozen, slotted, keyword-only: safe to pass between threads.
+
+Every operation returns a :class:`RequestHandle` at once and ends with exactly one
+:class:`Completed` or :class:`Failed` for that handle (``initialize`` ends with :class:`Ready`
+or :class:`Failed`).  Everything else the server says arrives as one of the other events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ._errors import MCPError
+from ._jsonrpc import RequestId
+from ._types import Implementation
+
+__all__ = [
+    "BadMessage",
+    "Closed",
+    "Completed",
+    "Event",
+    "Failed",
+    "ListChanged",
+    "LogMessage",
+    "OtherNotification",
+    "Progress",
+    "Ready",
+    "RequestHandle",
+    "ResourceUpdated",
+    "ServerRequest",
+    "ServerRequestCancelled",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestHandle:
+    """Names one operation of a session.  ``id`` is the JSON-RPC id of its first request
+    (a paginated list sends more requests under the same handle)."""
+
+    id: int
+    method: str
+
+    @property
+    def request_id(self) -> int:
+        return self.id
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ready:
+    """The handshake finished: the session is usable."""
+
+    handle: RequestHandle
+    protocol_version: str
+    server_info: Implementation
+    capabilities: dict[str, Any]
+    instructions: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Completed:
+    """An operation succeeded.  ``value``'s type depends on the operation (see its docs)."""
+
+    handle: RequestHandle
+    value: Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Failed:
+    """An operation failed; ``error`` says why and whose fault it was."""
+
+    handle: RequestHandle
+    error: MCPError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Progress:
+    """``notifications/progress`` for a pending operation (P-02).  Never goes backwards: a
+    value not above the last one is dropped."""
+
+    handle: RequestHandle
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerRequest:
+    """The server asks the host something (sampling, elicitation, roots).
+
+    Answer with ``session.respond(request_id, result)`` or ``session.respond_error(...)``.
+    Only methods whose capability the client declared arrive here; the core answers the rest.
+    """
+
+    request_id: RequestId
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerRequestCancelled:
+    """The server withdrew one of its requests (C-03): stop asking the user; no answer is sent."""
+
+    request_id: RequestId
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogMessage:
+    """``notifications/message`` (G-10)."""
+
+    level: str
+    data: Any
+    logger: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListChanged:
+    """The server's list of ``kind`` (``tools``, ``resources`` or ``prompts``) changed."""
+
+    kind: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceUpdated:
+    uri: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OtherNotification:
+    """A notification the core has no typed event for; passed on as it came."""
+
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BadMessage:
+    """Something from the server was dropped: not JSON, not JSON-RPC, too large, or an error
+    not tied to any request.  The session goes on."""
+
+    error: MCPError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Closed:
+    """The session ended.  ``error`` is None for a close the host asked for."""
+
+    error: MCPError | None = None
+
+
+Event = (
+    Ready | Completed | Failed | Progress | ServerRequest | ServerRequestCancelled
+    | LogMessage | ListChanged | ResourceUpdated | OtherNotification | BadMessage | Closed
+)

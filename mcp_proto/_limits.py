@@ -1,0 +1,68 @@
+"""Every bound and default of the core, each with the reason for its value.
+
+A bound that a host may want to change is a field of :class:`Limits`; the module-level
+constants are its defaults.  Nothing here reads the environment: configuration is explicit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "DEFAULT_IDLE_TIMEOUT",
+    "DEFAULT_MAX_LIST_ITEMS",
+    "DEFAULT_MAX_PAGES",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "MAX_MESSAGE_SIZE",
+    "MAX_PENDING_EVENTS_WARNING",
+    "STDERR_TAIL_BYTES",
+    "Limits",
+]
+
+#: 16 MiB per message.  Large enough for a tool returning a big document or a few images as
+#: base64, small enough that a runaway server cannot make the host buffer without bound.
+MAX_MESSAGE_SIZE = 16 * 1024 * 1024
+
+#: Seconds a request may go without any sign of life (its response or a progress
+#: notification).  Progress resets it.  Finite by default: waiting forever on a silent server
+#: is the most reported hang of peer SDKs.
+DEFAULT_IDLE_TIMEOUT = 60.0
+
+#: Seconds a request may take in total, progress or not.  Nothing extends it, so a server that
+#: keeps sending progress forever cannot hold a caller forever either.
+DEFAULT_REQUEST_TIMEOUT = 600.0
+
+#: Pages one paginated list may take.  Real servers page a few times; a server that never
+#: stops (a cursor cycle the repeated-cursor check cannot see) is cut off here.
+DEFAULT_MAX_PAGES = 100
+
+#: Items one paginated list may collect, across all its pages, to bound memory.
+DEFAULT_MAX_LIST_ITEMS = 16384
+
+#: Bytes of the server's stderr the bindings keep, to explain a crash in `ServerExited`.
+STDERR_TAIL_BYTES = 8 * 1024
+
+#: The event queue is drained by the binding after every receive; if it ever holds this many
+#: events the binding is not pumping, which is a binding bug worth surfacing in tests.
+MAX_PENDING_EVENTS_WARNING = 100_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """The configurable bounds of one session.
+
+    Raises ``ValueError`` from the constructor if a value is not positive.
+    """
+
+    max_message_size: int = MAX_MESSAGE_SIZE
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
+    max_pages: int = DEFAULT_MAX_PAGES
+    max_list_items: int = DEFAULT_MAX_LIST_ITEMS
+
+    def __post_init__(self) -> None:
+        for name in ("max_message_size", "idle_timeout", "request_timeout", "max_pages",
+                     "max_list_items"):
+            value = getattr(self, name)
+            if not value > 0:
+                raise ValueError(f"Limits.{name} must be positive, got {value!r}")

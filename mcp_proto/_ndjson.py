@@ -1,0 +1,147 @@
+"""A bounded newline-delimited framer for the stdio transport (X-01).
+
+One JSON-RPC message per line, ``\\n``-terminated; a ``\\r`` before the ``\\n`` is tolerated and
+dropped; empty lines are skipped.  The framer never rescans bytes it already searched (it
+remembers where its last search stopped, as h11's receive buffer does), so a message that
+arrives in many small chunks costs time linear in its size.
+
+A line longer than the limit is not buffered: as soon as the partial line passes the limit the
+framer drops it and keeps dropping until the next newline, remembering only its first and last
+few bytes (so the session can tell which request it answered).  The line then comes out of
+:meth:`NdjsonFramer.next_line` as an :class:`Oversize` record instead of bytes.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from ._limits import MAX_MESSAGE_SIZE
+
+__all__ = ["EDGE_BYTES", "NdjsonFramer", "Oversize"]
+
+#: Bytes kept from each end of an oversize line: enough to find the ``"id"`` of a response
+#: whose id comes first (most servers) or last (JavaScript servers that put ``result`` first).
+EDGE_BYTES = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Oversize:
+    """A line that exceeded the limit and was discarded."""
+
+    size: int
+    """Length of the whole line in bytes, without its newline."""
+    head: bytes
+    """Its first :data:`EDGE_BYTES` bytes."""
+    tail: bytes
+    """Its last :data:`EDGE_BYTES` bytes."""
+
+
+class NdjsonFramer:
+    """Splits a byte stream into lines, each at most ``max_message_size`` bytes.
+
+    Use: :meth:`feed` what arrived, then call :meth:`next_line` until it returns ``None``.
+    At end of stream, :meth:`feed_eof` turns a final unterminated line into a line.
+    """
+
+    __slots__ = ("_buf", "_discarding", "_head", "_max", "_ready", "_scan", "_size", "_tail")
+
+    def __init__(self, max_message_size: int = MAX_MESSAGE_SIZE) -> None:
+        if max_message_size <= 0:
+            raise ValueError("max_message_size must be positive")
+        self._max = max_message_size
+        self._buf = bytearray()
+        self._scan = 0
+        self._ready: deque[Oversize] = deque()
+        # Discard state: set while the rest of an oversize line is being dropped.
+        self._discarding = False
+        self._size = 0
+        self._head = b""
+        self._tail = b""
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held, waiting for their newline (never more than the limit plus one chunk)."""
+        return len(self._buf)
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Take bytes from the stream."""
+        if self._discarding:
+            self._discard(data)
+        else:
+            self._buf += data
+
+    def feed_eof(self) -> None:
+        """The stream ended: a final line without a newline is still delivered."""
+        if self._discarding:
+            self._finish_discard()
+        elif self._buf and not self._buf.endswith(b"\n"):
+            self._buf += b"\n"
+
+    def next_line(self) -> bytearray | Oversize | None:
+        """The next complete line (without ``\\r\\n``), an :class:`Oversize`, or ``None``.
+
+        The returned bytearray is the caller's to keep or mutate.
+        """
+        if self._ready:
+            return self._ready.popleft()
+        buf = self._buf
+        while True:
+            nl = buf.find(b"\n", self._scan)
+            if nl < 0:
+                if len(buf) > self._max + 1:  # +1: a trailing \r does not count
+                    self._start_discard()
+                    return self._ready.popleft() if self._ready else None
+                self._scan = len(buf)
+                return None
+            self._scan = 0
+            end = nl - 1 if nl and buf[nl - 1] == 13 else nl  # 13 == "\r"
+            if end > self._max:
+                head = bytes(buf[:EDGE_BYTES])
+                record = Oversize(nl, head, bytes(buf[max(0, nl - EDGE_BYTES):nl]))
+                del buf[: nl + 1]
+                return record
+            if nl == len(buf) - 1:
+                # The line is the whole buffer (typical of large messages): hand it over
+                # without copying.
+                self._buf = bytearray()
+                if end != nl:
+                    del buf[end:]
+                else:
+                    del buf[nl]
+                line = buf
+            else:
+                line = buf[:end]
+                del buf[: nl + 1]
+            if line:
+                return line
+            buf = self._buf
+
+    # -- discard mode ---------------------------------------------------------------------
+
+    def _start_discard(self) -> None:
+        buf = self._buf
+        self._discarding = True
+        self._size = len(buf)
+        self._head = bytes(buf[:EDGE_BYTES])
+        self._tail = bytes(buf[-EDGE_BYTES:])
+        self._buf = bytearray()
+        self._scan = 0
+
+    def _discard(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(data)
+        nl = bytes(view).find(b"\n") if isinstance(data, memoryview) else data.find(b"\n")
+        if nl < 0:
+            self._size += len(view)
+            self._tail = (self._tail + bytes(view[-EDGE_BYTES:]))[-EDGE_BYTES:]
+            return
+        self._size += nl
+        self._tail = (self._tail + bytes(view[max(0, nl - EDGE_BYTES):nl]))[-EDGE_BYTES:]
+        self._finish_discard()
+        self._buf += view[nl + 1:]
+
+    def _finish_discard(self) -> None:
+        self._discarding = False
+        self._ready.append(Oversize(self._size, self._head, self._tail))
+        self._head = self._tail = b""
+        self._size = 0

@@ -1,0 +1,68 @@
+"""Multi-step procedures the session runs under one handle.
+
+Today: pagination (S-01).  A list operation follows ``nextCursor`` to the end, refuses a cursor
+the server already gave (a cycle would never end), and stops at the page and item limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._errors import RemoteProtocolError
+
+__all__ = ["ListWalk"]
+
+
+class ListWalk:
+    """State of one paginated list (``tools/list``, ``resources/list``, ...).
+
+    Call :meth:`take_page` with each page's result; it returns the cursor of the next page to
+    ask for, or ``None`` when the list is complete (then :attr:`items` holds everything).
+    """
+
+    __slots__ = ("items", "key", "max_items", "max_pages", "method", "pages", "parse", "seen")
+
+    def __init__(self, method: str, key: str, parse: Callable[[object], Any], *,
+                 max_pages: int, max_items: int) -> None:
+        self.method = method
+        self.key = key
+        self.parse = parse
+        self.max_pages = max_pages
+        self.max_items = max_items
+        self.items: list[Any] = []
+        self.seen: set[str] = set()
+        self.pages = 0
+
+    def take_page(self, result: dict[str, Any]) -> str | None:
+        """Add one page.  Raises :class:`RemoteProtocolError` for a malformed page, a repeated
+        cursor, or a list past the page or item limits."""
+        self.pages += 1
+        raw_items = result.get(self.key)
+        if type(raw_items) is not list:
+            raise RemoteProtocolError(
+                f"{self.method} result must have an array {self.key!r}, got {raw_items!r}"[:200]
+            )
+        if len(self.items) + len(raw_items) > self.max_items:
+            raise RemoteProtocolError(
+                f"{self.method} returned more than {self.max_items} items "
+                "(raise Limits.max_list_items to accept more)"
+            )
+        parse = self.parse
+        self.items.extend([parse(item) for item in raw_items])
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            return None
+        if type(cursor) is not str:
+            raise RemoteProtocolError(f"{self.method} nextCursor must be a string, got {cursor!r}")
+        if cursor in self.seen:
+            raise RemoteProtocolError(
+                f"{self.method} repeated the cursor {cursor[:80]!r}: the list would never end"
+            )
+        if self.pages >= self.max_pages:
+            raise RemoteProtocolError(
+                f"{self.method} did not end after {self.max_pages} pages "
+                "(raise Limits.max_pages to accept more)"
+            )
+        self.seen.add(cursor)
+        return cursor
