@@ -76,20 +76,36 @@ def run_child(argv: list[str], timeout: float) -> dict[str, Any]:
 class Row:
     """One line of a results table.
 
-    `ratio` is ours/SDK (or ours/baseline) for the metric's own unit; `target` is a
-    human-readable goal and `ok` whether it was met (None when it cannot be judged).
+    ``ours``/``sdk`` hold the best repeat (or a single measurement, or an error string);
+    ``ours_med``/``sdk_med`` the median repeat when there were several. ``ratio`` is ours/SDK
+    of the best values, ``ratio_med`` of the medians. ``target`` is a human-readable goal and
+    ``ok`` whether it was met (None when it cannot be judged).
     """
 
     name: str
     ours: float | str | None
     sdk: float | str | None
     unit: str
-    ratio: float | None = None
+    ours_med: float | None = None
+    sdk_med: float | None = None
     target: str = ""
     ok: bool | None = None
 
+    @property
+    def ratio(self) -> float | None:
+        return div(self.ours, self.sdk)
+
+    @property
+    def ratio_med(self) -> float | None:
+        return div(self.ours_med, self.sdk_med)
+
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "ratio": self.ratio, "ratio_med": self.ratio_med}
+
+
+def div(a: Any, b: Any) -> float | None:
+    a, b = num(a), num(b)
+    return a / b if a is not None and b else None
 
 
 def fmt_val(v: float | str | None, unit: str) -> str:
@@ -103,28 +119,32 @@ def fmt_val(v: float | str | None, unit: str) -> str:
         return f"{v * 1000:.1f} ms" if v < 1 else f"{v:.2f} s"
     if unit == "x":
         return f"{v:.2f}x"
-    if unit == "MiB":
-        return f"{v:.1f} MiB"
     return f"{v:.3g} {unit}"
 
 
 def print_table(title: str, rows: Sequence[Row]) -> None:
+    """Print rows; a cell reads ``best (median)`` when the metric was repeated."""
     headers = ("metric", "ours", "SDK", "ours/SDK", "target", "ok")
     body = []
     notes: list[str] = []
 
-    def cell(v: float | str | None, unit: str) -> str:
+    def cell(v: float | str | None, med: float | None, unit: str) -> str:
         text = fmt_val(v, unit)
         if isinstance(v, str) and len(text) > 30:
             if text not in notes:
                 notes.append(text)
             return f"n/a [{notes.index(text) + 1}]"
+        if med is not None and num(v) is not None:
+            text += f" ({fmt_val(med, unit).split()[0]})"
         return text
 
     for r in rows:
         ratio = "-" if r.ratio is None else f"{r.ratio:.3g}"
+        if r.ratio_med is not None:
+            ratio += f" ({r.ratio_med:.3g})"
         ok = {True: "PASS", False: "FAIL", None: "-"}[r.ok]
-        body.append((r.name, cell(r.ours, r.unit), cell(r.sdk, r.unit), ratio, r.target, ok))
+        ours, sdk = cell(r.ours, r.ours_med, r.unit), cell(r.sdk, r.sdk_med, r.unit)
+        body.append((r.name, ours, sdk, ratio, r.target, ok))
     widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(headers)]
     print(f"\n== {title} ==")
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
@@ -134,6 +154,15 @@ def print_table(title: str, rows: Sequence[Row]) -> None:
     for i, note in enumerate(notes, 1):
         print(f"[{i}] {note}")
     print(flush=True)
+
+
+def stat(res: dict[str, Any], values: Any, *, higher: bool) -> tuple[float | str | None, float | None]:
+    """(best, median) of a list of repeats, or (error, None) when the run failed."""
+    if "error" in res:
+        return res["error"], None
+    if not values:
+        return None, None
+    return best(values, higher_is_better=higher), median(values)
 
 
 def num(v: Any) -> float | None:

@@ -132,6 +132,64 @@ def ours_blob(server: Path, sizes: list[int], repeats: int) -> dict:
 
 
 # =========================================================================================
+# child side: bare stdlib client (the floor this server allows; no MCP library at all)
+# =========================================================================================
+
+
+def raw_throughput(server: Path, n_seq: int, n_conc: int, inflight: int, repeats: int) -> dict:
+    """Hand-rolled newline JSON over pipes: sequential, and `inflight` pipelined requests."""
+    proc = subprocess.Popen(
+        [sys.executable, str(server)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    w, r = proc.stdin, proc.stdout  # buffered; each request is one write + flush
+    assert w is not None and r is not None
+    rd = r.readline
+    next_id = 0
+
+    def send(method: str, params: dict) -> None:
+        nonlocal next_id
+        next_id += 1
+        msg = {"jsonrpc": "2.0", "id": next_id, "method": method, "params": params}
+        w.write(json.dumps(msg).encode() + b"\n")
+        w.flush()
+
+    try:
+        send(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        )
+        json.loads(rd())
+        w.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        call = {"name": "echo", "arguments": ECHO_ARGS}
+        out: dict[str, Any] = {"seq": [], "conc": []}
+        for rep in range(repeats + 1):
+            t0 = time.perf_counter()
+            for _ in range(n_seq):
+                send("tools/call", call)
+                json.loads(rd())
+            if rep:
+                out["seq"].append(n_seq / (time.perf_counter() - t0))
+        for rep in range(repeats + 1):
+            t0 = time.perf_counter()
+            for _ in range(inflight):
+                send("tools/call", call)
+            for i in range(n_conc):
+                json.loads(rd())
+                if i < n_conc - inflight:
+                    send("tools/call", call)
+            if rep:
+                out["conc"].append(n_conc / (time.perf_counter() - t0))
+        return out
+    finally:
+        w.close()
+        proc.wait(timeout=10)
+
+
+# =========================================================================================
 # child side: official SDK (mcp 2.3.0, anyio/asyncio)
 # =========================================================================================
 
@@ -285,6 +343,8 @@ def child_main(args: argparse.Namespace) -> None:
                 res = ours_throughput(server, args.n_seq, args.n_conc, args.inflight, args.repeats)
             else:
                 res = ours_blob(server, sizes, args.repeats)
+        elif args.child == "raw":
+            res = raw_throughput(server, args.n_seq, args.n_conc, args.inflight, args.repeats)
         else:
             import anyio
 
@@ -388,6 +448,24 @@ def collect(
             timeout,
         )
         out[f"{impl}_import"] = import_times(impl, 3 if quick else 5)
+    out["raw_throughput"] = C.run_child(
+        [
+            *base,
+            "--child",
+            "raw",
+            "--task",
+            "throughput",
+            "--n-seq",
+            str(n_seq),
+            "--n-conc",
+            str(n_conc),
+            "--inflight",
+            str(inflight),
+            "--repeats",
+            str(repeats),
+        ],
+        timeout,
+    )
     out["rows"] = [r.as_dict() for r in rows(out)]
     return out
 
@@ -522,12 +600,18 @@ def print_report(out: dict) -> None:
         f"blob best of {out['blob_repeats']}"
     )
     C.print_table(title, rows(out))
-    for impl in ("ours", "sdk"):
+    print(
+        "  per-repeat calls/s (raw = bare stdlib pipe client, no MCP library: server-bound ceiling)"
+    )
+    for impl in ("ours", "sdk", "raw"):
         res = out[f"{impl}_throughput"]
+        if "error" in res:
+            print(f"  {impl:4s} error: {res['error']}")
         for key in ("seq", "conc"):
             if res.get(key):
                 print(
-                    f"  {impl:4s} {key:4s} median {C.median(res[key]):>9,.0f} calls/s  "
+                    f"  {impl:4s} {key:4s} best {C.best(res[key], higher_is_better=True):>9,.0f}"
+                    f" median {C.median(res[key]):>9,.0f} calls/s  "
                     f"all: {', '.join(f'{x:,.0f}' for x in res[key])}"
                 )
 
@@ -541,7 +625,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--json", metavar="PATH", help="also write results as JSON")
     # internal: child mode
-    ap.add_argument("--child", choices=("ours", "sdk"), help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=("ours", "sdk", "raw"), help=argparse.SUPPRESS)
     ap.add_argument("--task", choices=("throughput", "blob"), help=argparse.SUPPRESS)
     ap.add_argument("--inflight", type=int, default=64, help=argparse.SUPPRESS)
     ap.add_argument("--sizes", default=str(10 * MiB), help=argparse.SUPPRESS)

@@ -317,11 +317,13 @@ class ClientSession:
         return self._list("prompts/list", "prompts", parse_prompt, "prompts", now, timeout)
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, now: float,
-                  timeout: float | None = None, progress: bool = True,
-                  meta: dict[str, Any] | None = None) -> RequestHandle:
+                  timeout: float | None = None, idle_timeout: float | None = None,
+                  progress: bool = True, meta: dict[str, Any] | None = None) -> RequestHandle:
         """Call a tool (T-02).  Completes with a ``CallToolResult`` (``is_error`` True is a
         normal result, T-03).  With ``progress`` a progress token is sent and
         :class:`Progress` events arrive; each one resets the idle deadline (L-09).
+        ``timeout`` is the total deadline and ``idle_timeout`` the longest silence (defaults:
+        ``Limits.request_timeout`` and ``Limits.idle_timeout``), in seconds.
 
         Raises :class:`LocalProtocolError` before the handshake or if the server declared no
         ``tools`` capability.
@@ -332,7 +334,7 @@ class ClientSession:
         if meta:
             params["_meta"] = dict(meta)
         return self._request("tools/call", params, now, timeout, parse_call_tool_result,
-                             capability="tools", progress=progress)
+                             capability="tools", progress=progress, idle_timeout=idle_timeout)
 
     def read_resource(self, uri: str, *, now: float,
                       timeout: float | None = None) -> RequestHandle:
@@ -389,9 +391,11 @@ class ClientSession:
         return self._request("ping", None, now, timeout, _empty)
 
     def send_request(self, method: str, params: dict[str, Any] | None = None, *, now: float,
-                     timeout: float | None = None, progress: bool = False) -> RequestHandle:
+                     timeout: float | None = None, idle_timeout: float | None = None,
+                     progress: bool = False) -> RequestHandle:
         """Any other request; completes with the raw result object (a dict)."""
-        return self._request(method, params, now, timeout, _raw, progress=progress)
+        return self._request(method, params, now, timeout, _raw, progress=progress,
+                             idle_timeout=idle_timeout)
 
     def notify_roots_list_changed(self) -> None:
         """Tell the server the roots changed (``notifications/roots/list_changed``)."""
@@ -459,7 +463,8 @@ class ClientSession:
     def _request(self, method: str, params: dict[str, Any] | None, now: float,
                  timeout: float | None, parse: Callable[[dict[str, Any]], Any], *,
                  capability: str | None = None, progress: bool = False,
-                 walk: ListWalk | None = None, check: bool = True) -> RequestHandle:
+                 walk: ListWalk | None = None, check: bool = True,
+                 idle_timeout: float | None = None) -> RequestHandle:
         if check:
             state = self.state
             if not allowed_to_send(state, method):
@@ -477,18 +482,20 @@ class ClientSession:
         rid = self._next_id
         self._next_id = rid + 1
         handle = RequestHandle(rid, method)
-        self._send_request(rid, handle, method, params, now, timeout, parse, progress, walk)
+        self._send_request(rid, handle, method, params, now, timeout, parse, progress, walk,
+                           idle_timeout=idle_timeout)
         return handle
 
     def _send_request(self, rid: int, handle: RequestHandle, method: str,
                       params: dict[str, Any] | None, now: float, timeout: float | None,
                       parse: Callable[[dict[str, Any]], Any], progress: bool,
-                      walk: ListWalk | None, total_deadline: float | None = None) -> None:
+                      walk: ListWalk | None, total_deadline: float | None = None,
+                      idle_timeout: float | None = None) -> None:
         limits = self.limits
         total = limits.request_timeout if timeout is None else timeout
-        if total <= 0:
-            raise ValueError(f"timeout must be positive, got {timeout!r}")
-        idle = limits.idle_timeout
+        idle = limits.idle_timeout if idle_timeout is None else idle_timeout
+        if not (total > 0 and idle > 0):
+            raise ValueError(f"timeouts must be positive, got {timeout!r} and {idle_timeout!r}")
         if total_deadline is None:
             total_deadline = now + total
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
@@ -682,7 +689,8 @@ class ClientSession:
         rid = self._next_id
         self._next_id = rid + 1
         self._send_request(rid, p.handle, p.method, {"cursor": cursor}, now, p.total_timeout,
-                           p.parse, False, walk, total_deadline=p.total_deadline)
+                           p.parse, False, walk, total_deadline=p.total_deadline,
+                           idle_timeout=p.idle_timeout)
 
     def _on_initialize_result(self, p: _Pending, result: dict[str, Any]) -> None:
         version = result.get("protocolVersion")

@@ -16,7 +16,8 @@ Methods:
   block of ``size`` bytes of ``x``. Unknown tool or bad arguments -> -32602.
 * ``server/discover`` (2026-07-28 probe) and every other method -> -32601, so dual-era clients
   treat the server as handshake-only.
-* Notifications and responses are ignored; a line that is not JSON gets -32700 with id null.
+* Notifications and responses are ignored; a line that is not JSON gets -32700 with id null;
+  JSON-RPC batches (arrays) are not supported and get -32600.
 
 Exits with status 0 on stdin EOF.
 """

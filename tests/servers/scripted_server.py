@@ -444,7 +444,7 @@ class ScriptedServer:
             else:
                 self.send(self.normal_call(request_id, params))
         elif scenario == "die-mid-call":
-            _log("dying")
+            _write_fd(2, b"dying\n")
             os._exit(3)
         elif scenario in ("sampling", "elicitation", "roots"):
             self.send(self._client_feature_call(request_id, params))

@@ -1,0 +1,147 @@
+"""Spawning a stdio server and stopping its whole process tree (L-10), shared by the bindings.
+
+The server starts in a new session (so in its own process group): on close the binding closes
+its stdin, waits, sends SIGTERM to the group, waits, then SIGKILL to the group.  A grandchild
+the server forked is in the same group and is stopped with it; one that started a session of
+its own (``setsid``) has left the group on purpose and is out of reach.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+
+from mcp_proto._limits import STDERR_TAIL_BYTES
+
+__all__ = [
+    "EXIT_GRACE",
+    "TERM_GRACE",
+    "StderrTail",
+    "argv_of",
+    "spawn",
+    "stop_process_tree",
+]
+
+#: Seconds a server gets to exit by itself once its stdin is closed (the polite way, L-10).
+#: Servers written with the SDKs exit at once on EOF; two seconds covers a slow interpreter.
+EXIT_GRACE = 2.0
+
+#: Seconds between SIGTERM and SIGKILL: time to flush and remove temporary files.
+TERM_GRACE = 2.0
+
+_POLL = 0.01
+
+
+def argv_of(command: str | Sequence[str]) -> list[str]:
+    """The argv of a command: a sequence as it is, a string split like a POSIX shell would.
+
+    Raises ``ValueError`` for an empty command.
+    """
+    argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
+    if not argv:
+        raise ValueError("the server command is empty")
+    return argv
+
+
+def spawn(command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
+          cwd: str | os.PathLike[str] | None = None) -> subprocess.Popen[bytes]:
+    """Start a stdio server with three pipes, in its own process group.
+
+    ``env`` is merged over the current environment.  Raises ``OSError`` (for example
+    ``FileNotFoundError``) when the program cannot be started: the caller reports the command.
+    """
+    argv = argv_of(command)
+    full_env = None
+    if env is not None:
+        full_env = dict(os.environ)
+        full_env.update(env)
+    kwargs: dict[str, object] = {}
+    if sys.platform == "win32":  # pragma: no cover - POSIX is what CI runs
+        kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
+    else:
+        kwargs["start_new_session"] = True
+    return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=full_env, cwd=cwd, bufsize=0, **kwargs,
+    )
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    if sys.platform == "win32":  # pragma: no cover
+        proc.kill()
+        return
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _wait_gone(proc: subprocess.Popen[bytes], deadline: float) -> bool:
+    """Wait until the leader is reaped and no process is left in its group."""
+    while True:
+        proc.poll()
+        if proc.returncode is not None and (sys.platform == "win32"
+                                            or not _group_alive(proc.pid)):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(_POLL)
+
+
+def stop_process_tree(proc: subprocess.Popen[bytes], *, exit_grace: float = EXIT_GRACE,
+                      term_grace: float = TERM_GRACE) -> int | None:
+    """Stop a server and its process group: close stdin, wait, SIGTERM, wait, SIGKILL.
+
+    Blocking; returns the leader's exit code.  Never raises for a process that is already gone.
+    """
+    if proc.stdin is not None:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+    if not _wait_gone(proc, time.monotonic() + exit_grace):
+        _signal_group(proc, signal.SIGTERM)
+        if not _wait_gone(proc, time.monotonic() + term_grace):
+            _signal_group(proc, signal.SIGKILL)
+            _wait_gone(proc, time.monotonic() + 5.0)
+    try:
+        return proc.wait(timeout=5.0)
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
+        return None
+
+
+class StderrTail:
+    """Drains a server's stderr (X-03: an undrained pipe would block the server) and keeps
+    the last :data:`STDERR_TAIL_BYTES` bytes for error messages."""
+
+    def __init__(self, limit: int = STDERR_TAIL_BYTES) -> None:
+        self._limit = limit
+        self._buf = bytearray()
+        self._lock = threading.Lock()
+        self.total = 0
+
+    def add(self, data: bytes) -> None:
+        with self._lock:
+            self.total += len(data)
+            buf = self._buf
+            buf += data[-self._limit:]
+            if len(buf) > self._limit:
+                del buf[: len(buf) - self._limit]
+
+    def text(self) -> str:
+        with self._lock:
+            return self._buf.decode("utf-8", "replace")

@@ -1,0 +1,660 @@
+"""Blocking MCP client: the sans-IO core driven by threads.
+
+::
+
+    from mcp_proto_io.threads import connect_stdio
+
+    with connect_stdio(["mcp-server-time"]) as client:
+        tools = client.list_tools()
+        result = client.call_tool("get_current_time", {"timezone": "Etc/UTC"})
+
+Every method is thread-safe; calls from many threads are pipelined on one connection.  Each
+connection runs three threads: the stdout reader (feeds the core), the service thread (writes
+what the reader and timers produced, fires the core's deadlines) and the stderr reader (keeps
+the last 8 KiB).  Callers write their own requests.  No protocol decision is made here.
+"""
+
+from __future__ import annotations
+
+import _thread
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from mcp_proto import (
+    CallToolResult,
+    ClientSession,
+    Closed,
+    Completed,
+    CompleteResult,
+    ConnectionClosed,
+    Event,
+    Failed,
+    GetPromptResult,
+    Implementation,
+    Limits,
+    MCPError,
+    Progress,
+    Prompt,
+    ReadResourceResult,
+    Ready,
+    RequestHandle,
+    RequestTimeout,
+    Resource,
+    ResourceTemplate,
+    Root,
+    RpcError,
+    ServerExited,
+    ServerRequest,
+    Tool,
+)
+
+from ._process import StderrTail, argv_of, spawn, stop_process_tree
+
+__all__ = ["Client", "connect_stdio"]
+
+#: Bytes asked of the stdout pipe per read: a pipe holds 64 KiB on Linux.
+READ_SIZE = 1 << 16
+
+#: How often the service thread checks that the server process still runs, in seconds.  Only
+#: matters when the server died but a grandchild keeps its stdout open (no EOF arrives).
+PROCESS_POLL_INTERVAL = 0.5
+
+#: Threads that run the host's sampling / elicitation / roots handlers per connection: they
+#: may block on a user, and must never block the reader.
+HANDLER_WORKERS = 4
+
+#: Seconds to wait for the stderr reader to collect a dying server's last words.
+STDERR_SETTLE = 0.5
+
+DEFAULT_CLIENT_INFO = Implementation(name="mcp-proto", version="0.1.0")
+
+Handler = Callable[[dict[str, Any]], dict[str, Any]]
+ProgressCallback = Callable[[Progress], None]
+NotificationCallback = Callable[[Event], None]
+
+
+class _Waiter:
+    """A one-shot result slot a caller blocks on (cheaper than a Future)."""
+
+    __slots__ = ("_lock", "error", "on_progress", "value")
+
+    def __init__(self, on_progress: ProgressCallback | None = None) -> None:
+        self._lock = _thread.allocate_lock()
+        self._lock.acquire()
+        self.value: Any = None
+        self.error: MCPError | None = None
+        self.on_progress = on_progress
+
+    def set(self, value: Any, error: MCPError | None) -> None:
+        self.value = value
+        self.error = error
+        self._lock.release()
+
+    def wait(self) -> Any:
+        self._lock.acquire()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+class _Connection:
+    """One server process, one core session, three threads."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.session = ClientSession(client._client_info, capabilities=client._capabilities(),
+                                     limits=client._limits)
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
+        self.waiters: dict[RequestHandle, _Waiter] = {}
+        self.queue: list[bytes] = []  # output waiting for the write lock, under self.lock
+        self.wlock = threading.Lock()
+        self.closed = False
+        self.armed: float | None = None  # the deadline the service thread sleeps towards
+        self.exit_error: MCPError | None = None
+        self.stderr = StderrTail()
+        self._executor: ThreadPoolExecutor | None = None
+        try:
+            self.proc = spawn(client._command, env=client._env, cwd=client._cwd)
+        except OSError as exc:
+            raise ConnectionClosed(
+                f"cannot start the server {argv_of(client._command)[0]!r}: {exc}") from exc
+        assert self.proc.stdin and self.proc.stdout and self.proc.stderr
+        self.stdin_fd = self.proc.stdin.fileno()
+        self.threads = [
+            threading.Thread(target=self._read_stdout, name="mcp-proto-stdout", daemon=True),
+            threading.Thread(target=self._read_stderr, name="mcp-proto-stderr", daemon=True),
+            threading.Thread(target=self._service, name="mcp-proto-service", daemon=True),
+        ]
+        for t in self.threads:
+            t.start()
+
+    # -- calls (any thread) -----------------------------------------------------------------
+
+    def start(self, op: Callable[[float], RequestHandle],
+              on_progress: ProgressCallback | None = None) -> _Waiter:
+        waiter = _Waiter(on_progress)
+        with self.lock:
+            if self.closed:
+                raise self.exit_error or ConnectionClosed("the connection is closed")
+            handle = op(time.monotonic())
+            self.waiters[handle] = waiter
+            self._queue_output_locked()
+            deadline = self.session.next_deadline()
+            if deadline is not None and (self.armed is None or deadline < self.armed):
+                self.cond.notify()
+        self._flush()
+        return waiter
+
+    def call(self, op: Callable[[float], RequestHandle],
+             on_progress: ProgressCallback | None = None) -> Any:
+        waiter = self.start(op, on_progress)
+        try:
+            return waiter.wait()
+        except KeyboardInterrupt:
+            self._cancel_waiter(waiter, "interrupted")
+            raise
+
+    def _cancel_waiter(self, waiter: _Waiter, reason: str) -> None:
+        with self.lock:
+            for handle, w in list(self.waiters.items()):
+                if w is waiter and handle.method != "initialize":
+                    self.session.cancel(handle, reason)
+                    self._drain_locked()
+            self._queue_output_locked()
+        self._flush()
+
+    # -- output -----------------------------------------------------------------------------
+
+    def _queue_output_locked(self) -> None:
+        data = self.session.data_to_send()
+        if data:
+            self.queue.append(data)
+
+    def _flush(self) -> None:
+        """Write queued output, unless another thread is writing (it will take ours too)."""
+        while self.queue and self.wlock.acquire(blocking=False):
+            try:
+                while True:
+                    with self.lock:
+                        if not self.queue:
+                            break
+                        chunks = self.queue
+                        self.queue = []
+                    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+                    self._write_all(data)
+            finally:
+                self.wlock.release()
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                n = os.write(self.stdin_fd, view)
+                view = view[n:]
+        except OSError:
+            # The server closed its stdin (it is exiting): the reader will see EOF and fail
+            # the pending requests with the exit code.
+            pass
+
+    # -- reader thread ----------------------------------------------------------------------
+
+    def _read_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        session = self.session
+        read = os.read
+        monotonic = time.monotonic
+        while True:
+            try:
+                data = read(fd, READ_SIZE)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            with self.lock:
+                session.receive_data(data, now=monotonic())
+                out = session.data_to_send()
+                if out:
+                    self.queue.append(out)
+                    self.cond.notify()  # the service thread writes: the reader never blocks
+                events = self._drain_locked()
+            if events:
+                self._dispatch(events)
+        self._server_gone()
+
+    def _server_gone(self) -> None:
+        code: int | None
+        try:
+            code = self.proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            code = None
+        self.threads[1].join(STDERR_SETTLE)
+        error = ServerExited(code, self.stderr.text())
+        with self.lock:
+            if not self.closed:
+                self.exit_error = error
+            self.session.connection_lost(error)
+            events = self._drain_locked()
+            self.cond.notify()
+        self._dispatch(events)
+
+    def _drain_locked(self) -> list[tuple[Event, _Waiter | None]]:
+        """Take the core's events, pairing each outcome with its waiter (under the lock)."""
+        out: list[tuple[Event, _Waiter | None]] = []
+        session = self.session
+        waiters = self.waiters
+        while (event := session.next_event()) is not None:
+            t = type(event)
+            if t is Completed or t is Failed or t is Ready:
+                out.append((event, waiters.pop(event.handle, None)))  # type: ignore[union-attr]
+            elif t is Progress:
+                out.append((event, waiters.get(event.handle)))  # type: ignore[union-attr]
+            else:
+                if t is Closed:
+                    self.closed = True
+                out.append((event, None))
+        return out
+
+    def _dispatch(self, events: list[tuple[Event, _Waiter | None]]) -> None:
+        client = self.client
+        for event, waiter in events:
+            t = type(event)
+            if t is Completed:
+                if waiter is not None:
+                    waiter.set(event.value, None)  # type: ignore[union-attr]
+            elif t is Failed:
+                if waiter is not None:
+                    waiter.set(None, event.error)  # type: ignore[union-attr]
+            elif t is Ready:
+                if waiter is not None:
+                    waiter.set(event, None)
+            elif t is Progress:
+                if waiter is not None and waiter.on_progress is not None:
+                    self._callback(waiter.on_progress, event)
+            elif t is ServerRequest:
+                assert isinstance(event, ServerRequest)
+                self._serve(event)
+            elif client._on_notification is not None:
+                self._callback(client._on_notification, event)
+
+    @staticmethod
+    def _callback(fn: Callable[[Any], object], event: Event) -> None:
+        try:
+            fn(event)
+        except Exception:  # a host callback must not kill the reader
+            import traceback
+
+            traceback.print_exc()
+
+    # -- server requests --------------------------------------------------------------------
+
+    def _serve(self, request: ServerRequest) -> None:
+        with self.lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(HANDLER_WORKERS,
+                                                     thread_name_prefix="mcp-proto-handler")
+            executor = self._executor
+        try:
+            executor.submit(self._answer, request)
+        except RuntimeError:  # shutting down
+            pass
+
+    def _answer(self, request: ServerRequest) -> None:
+        client = self.client
+        result: dict[str, Any] | None = None
+        error: tuple[int, str, Any] | None = None
+        try:
+            if request.method == "sampling/createMessage" and client._on_sampling:
+                result = client._on_sampling(request.params)
+            elif request.method == "elicitation/create" and client._on_elicitation:
+                result = client._on_elicitation(request.params)
+            elif request.method == "roots/list":
+                result = {"roots": [r.to_wire() for r in client._current_roots()]}
+            else:  # pragma: no cover - the core only passes declared capabilities
+                error = (-32601, f"method not found: {request.method}", None)
+        except RpcError as exc:
+            error = (exc.code, exc.message, exc.data)
+        except Exception as exc:
+            error = (-32603, f"client handler failed: {type(exc).__name__}: {exc}", None)
+        with self.lock:
+            if error is None:
+                assert result is not None
+                self.session.respond(request.request_id, result)
+            else:
+                self.session.respond_error(request.request_id, *error)
+            self._queue_output_locked()
+        self._flush()
+
+    # -- service thread ---------------------------------------------------------------------
+
+    def _service(self) -> None:
+        session = self.session
+        while True:
+            with self.lock:
+                while not self.queue and not self.closed:
+                    deadline = session.next_deadline()
+                    now = time.monotonic()
+                    if deadline is not None and deadline <= now:
+                        break
+                    wait = PROCESS_POLL_INTERVAL if deadline is None else min(
+                        deadline - now, PROCESS_POLL_INTERVAL)
+                    self.armed = deadline
+                    self.cond.wait(wait)
+                    self.armed = None
+                    if self.proc.poll() is not None and not self.queue:
+                        break
+                if self.closed and not self.queue:
+                    return
+                session.handle_timeout(time.monotonic())
+                self._queue_output_locked()
+                events = self._drain_locked()
+            if events:
+                self._dispatch(events)
+            self._flush_blocking()
+
+    def _flush_blocking(self) -> None:
+        """The service thread may block on the write lock: it holds no other lock."""
+        while True:
+            with self.lock:
+                if not self.queue:
+                    return
+            with self.wlock:
+                with self.lock:
+                    chunks = self.queue
+                    self.queue = []
+                if chunks:
+                    self._write_all(b"".join(chunks))
+
+    # -- shutdown ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self.lock:
+            self.session.close()
+            events = self._drain_locked()
+            self.closed = True
+            self.cond.notify_all()
+        self._dispatch(events)
+        stop_process_tree(self.proc)
+        for t in self.threads:
+            if t is not threading.current_thread():
+                t.join(5.0)
+        for f in (self.proc.stdout, self.proc.stderr):
+            if f is not None:
+                f.close()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        fd = self.proc.stderr.fileno()
+        while True:
+            try:
+                data = os.read(fd, READ_SIZE)
+            except OSError:
+                return
+            if not data:
+                return
+            self.stderr.add(data)
+
+
+class Client:
+    """A blocking MCP client for one stdio server.  Create it with :func:`connect_stdio`.
+
+    Thread-safe.  If the server dies, the calls in flight fail with :class:`ServerExited`
+    (exit code and stderr tail) and the next call starts the server again and redoes the
+    handshake; a call is never replayed.
+    """
+
+    def __init__(self, command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
+                 cwd: str | os.PathLike[str] | None = None, timeout: float = 60.0,
+                 client_info: Implementation | None = None, limits: Limits | None = None,
+                 on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
+                 roots: Sequence[Root] | Callable[[], Sequence[Root]] | None = None,
+                 on_notification: NotificationCallback | None = None) -> None:
+        argv_of(command)  # validate early
+        self._command = command
+        self._env = env
+        self._cwd = cwd
+        self._timeout = timeout
+        self._client_info = client_info or DEFAULT_CLIENT_INFO
+        self._limits = limits
+        self._on_sampling = on_sampling
+        self._on_elicitation = on_elicitation
+        self._roots = roots
+        self._on_notification = on_notification
+        self._conn: _Connection | None = None
+        self._conn_lock = threading.Lock()
+        self._closed = False
+        self._ready: Ready | None = None
+
+    # -- connection management --------------------------------------------------------------
+
+    def _capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {}
+        if self._on_sampling is not None:
+            caps["sampling"] = {}
+        if self._on_elicitation is not None:
+            caps["elicitation"] = {"form": {}}
+        if self._roots is not None:
+            caps["roots"] = {"listChanged": True}
+        return caps
+
+    def _current_roots(self) -> Sequence[Root]:
+        roots = self._roots
+        if roots is None:
+            return ()
+        return roots() if callable(roots) else roots
+
+    def _connection(self) -> _Connection:
+        conn = self._conn
+        if conn is not None and not conn.closed:
+            return conn
+        with self._conn_lock:
+            if self._closed:
+                raise ConnectionClosed("the client is closed")
+            conn = self._conn
+            if conn is not None and not conn.closed:
+                return conn
+            if conn is not None:
+                conn.close()
+            conn = _Connection(self)
+            try:
+                ready = conn.call(lambda now: conn.session.initialize(now=now,
+                                                                       timeout=self._timeout))
+            except BaseException:
+                conn.close()
+                raise
+            self._ready = ready
+            self._conn = conn
+            return conn
+
+    def connect(self) -> Client:
+        """Start the server and do the handshake now (otherwise the first call does).
+
+        Raises :class:`ServerExited`, :class:`UnsupportedVersion`, :class:`RequestTimeout`,
+        :class:`RpcError` or :class:`ConnectionClosed` (the command could not start).
+        """
+        self._connection()
+        return self
+
+    def close(self) -> None:
+        """Stop the server (close stdin, SIGTERM, SIGKILL on its process group) and the
+        threads.  Pending calls fail with :class:`ConnectionClosed`.  Idempotent."""
+        with self._conn_lock:
+            self._closed = True
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def __enter__(self) -> Client:
+        return self.connect()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- what the handshake said ------------------------------------------------------------
+
+    @property
+    def _info(self) -> Ready:
+        if self._ready is None:
+            self._connection()
+        assert self._ready is not None
+        return self._ready
+
+    @property
+    def server_info(self) -> Implementation:
+        return self._info.server_info
+
+    @property
+    def protocol_version(self) -> str:
+        return self._info.protocol_version
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """The server's capabilities."""
+        return self._info.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        return self._info.instructions
+
+    @property
+    def pid(self) -> int | None:
+        """The server process id (None before the first connection)."""
+        conn = self._conn
+        return conn.proc.pid if conn is not None else None
+
+    # -- operations -------------------------------------------------------------------------
+
+    def _t(self, timeout: float | None) -> float:
+        return self._timeout if timeout is None else timeout
+
+    def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
+        """Every tool of the server, all pages followed.  Raises the errors of any call."""
+        c = self._connection()
+        result: list[Tool] = c.call(lambda now: c.session.list_tools(now=now,
+                                                                    timeout=self._t(timeout)))
+        return result
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
+                  timeout: float | None = None, idle_timeout: float | None = None,
+                  on_progress: ProgressCallback | None = None) -> CallToolResult:
+        """Call a tool and wait for its result.
+
+        A result with ``is_error`` True is returned, not raised.  Raises :class:`RpcError`
+        (unknown tool, bad arguments), :class:`RequestTimeout` (``timeout`` in total, or
+        ``idle_timeout`` without a response or progress; the server is told to cancel),
+        :class:`ServerExited` (the call is not replayed: decide whether to call again).
+        ``on_progress`` is called on the reader thread with each :class:`Progress`.
+        """
+        c = self._connection()
+        result: CallToolResult = c.call(
+            lambda now: c.session.call_tool(name, arguments, now=now, timeout=self._t(timeout),
+                                            idle_timeout=idle_timeout,
+                                            progress=on_progress is not None),
+            on_progress)
+        return result
+
+    def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
+        c = self._connection()
+        result: list[Resource] = c.call(
+            lambda now: c.session.list_resources(now=now, timeout=self._t(timeout)))
+        return result
+
+    def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
+        c = self._connection()
+        result: list[ResourceTemplate] = c.call(
+            lambda now: c.session.list_resource_templates(now=now, timeout=self._t(timeout)))
+        return result
+
+    def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
+        """Read a resource.  Raises :class:`RpcError` for an unknown one."""
+        c = self._connection()
+        result: ReadResourceResult = c.call(
+            lambda now: c.session.read_resource(uri, now=now, timeout=self._t(timeout)))
+        return result
+
+    def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
+        c = self._connection()
+        result: list[Prompt] = c.call(
+            lambda now: c.session.list_prompts(now=now, timeout=self._t(timeout)))
+        return result
+
+    def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
+                   timeout: float | None = None) -> GetPromptResult:
+        c = self._connection()
+        result: GetPromptResult = c.call(
+            lambda now: c.session.get_prompt(name, arguments, now=now, timeout=self._t(timeout)))
+        return result
+
+    def complete(self, ref: dict[str, Any], argument_name: str, argument_value: str, *,
+                 context_arguments: dict[str, str] | None = None,
+                 timeout: float | None = None) -> CompleteResult:
+        c = self._connection()
+        result: CompleteResult = c.call(
+            lambda now: c.session.complete(ref, argument_name, argument_value,
+                                           context_arguments=context_arguments, now=now,
+                                           timeout=self._t(timeout)))
+        return result
+
+    def subscribe(self, uri: str, *, timeout: float | None = None) -> None:
+        c = self._connection()
+        c.call(lambda now: c.session.subscribe(uri, now=now, timeout=self._t(timeout)))
+
+    def unsubscribe(self, uri: str, *, timeout: float | None = None) -> None:
+        c = self._connection()
+        c.call(lambda now: c.session.unsubscribe(uri, now=now, timeout=self._t(timeout)))
+
+    def set_logging_level(self, level: str, *, timeout: float | None = None) -> None:
+        c = self._connection()
+        c.call(lambda now: c.session.set_logging_level(level, now=now,
+                                                       timeout=self._t(timeout)))
+
+    def ping(self, *, timeout: float | None = None) -> None:
+        c = self._connection()
+        c.call(lambda now: c.session.ping(now=now, timeout=self._t(timeout)))
+
+    def send_request(self, method: str, params: dict[str, Any] | None = None, *,
+                     timeout: float | None = None) -> dict[str, Any]:
+        """Any request the typed methods do not cover; returns the raw result object."""
+        c = self._connection()
+        result: dict[str, Any] = c.call(
+            lambda now: c.session.send_request(method, params, now=now,
+                                               timeout=self._t(timeout)))
+        return result
+
+    def notify_roots_changed(self) -> None:
+        """Tell the server the roots changed; it will ask for them again."""
+        c = self._connection()
+        with c.lock:
+            c.session.notify_roots_list_changed()
+            c._queue_output_locked()
+        c._flush()
+
+
+def connect_stdio(command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
+                  cwd: str | os.PathLike[str] | None = None, timeout: float = 60.0,
+                  client_info: Implementation | None = None, limits: Limits | None = None,
+                  on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
+                  roots: Sequence[Root] | Callable[[], Sequence[Root]] | None = None,
+                  on_notification: NotificationCallback | None = None) -> Client:
+    """A client for the stdio server started by ``command``; use it in a ``with`` block.
+
+    The server starts (and the handshake runs) when the ``with`` block is entered or at the
+    first call.  ``timeout`` (seconds) bounds the handshake and is each call's default total
+    deadline.  Declaring ``on_sampling``, ``on_elicitation`` or ``roots`` declares the
+    matching client capability.  See :class:`Client` for the errors.
+    """
+    return Client(command, env=env, cwd=cwd, timeout=timeout, client_info=client_info,
+                  limits=limits, on_sampling=on_sampling, on_elicitation=on_elicitation,
+                  roots=roots, on_notification=on_notification)
+
+
+# Keep RequestTimeout importable from here for hosts that catch it by this module.
+RequestTimeout = RequestTimeout
