@@ -21,6 +21,7 @@ import os
 import subprocess
 import threading
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -43,7 +44,6 @@ from mcp_proto import (
     ReadResourceResult,
     Ready,
     RequestHandle,
-    RequestTimeout,
     Resource,
     ResourceTemplate,
     Root,
@@ -288,8 +288,6 @@ class _Connection:
         try:
             fn(event)
         except Exception:  # a host callback must not kill the reader
-            import traceback
-
             traceback.print_exc()
 
     # -- server requests --------------------------------------------------------------------
@@ -655,6 +653,3 @@ def connect_stdio(command: str | Sequence[str], *, env: Mapping[str, str] | None
                   limits=limits, on_sampling=on_sampling, on_elicitation=on_elicitation,
                   roots=roots, on_notification=on_notification)
 
-
-# Keep RequestTimeout importable from here for hosts that catch it by this module.
-RequestTimeout = RequestTimeout
