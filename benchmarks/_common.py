@@ -90,14 +90,15 @@ class Row:
     sdk_med: float | None = None
     target: str = ""
     ok: bool | None = None
+    compare: bool = True  # False: ours/SDK is meaningless for this row
 
     @property
     def ratio(self) -> float | None:
-        return div(self.ours, self.sdk)
+        return div(self.ours, self.sdk) if self.compare else None
 
     @property
     def ratio_med(self) -> float | None:
-        return div(self.ours_med, self.sdk_med)
+        return div(self.ours_med, self.sdk_med) if self.compare else None
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.__dict__, "ratio": self.ratio, "ratio_med": self.ratio_med}
@@ -156,7 +157,9 @@ def print_table(title: str, rows: Sequence[Row]) -> None:
     print(flush=True)
 
 
-def stat(res: dict[str, Any], values: Any, *, higher: bool) -> tuple[float | str | None, float | None]:
+def stat(
+    res: dict[str, Any], values: Any, *, higher: bool
+) -> tuple[float | str | None, float | None]:
     """(best, median) of a list of repeats, or (error, None) when the run failed."""
     if "error" in res:
         return res["error"], None

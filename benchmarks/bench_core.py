@@ -215,57 +215,39 @@ def bench_ours(n: int, repeats: int, feed: Callable[..., tuple[float, int]]) -> 
 # -- driver ----------------------------------------------------------------------------------
 
 
-def _summ(res: dict[str, Any]) -> dict[str, Any]:
-    if "rates" in res:
-        res["best"] = C.best(res["rates"], higher_is_better=True)
-        res["median"] = C.median(res["rates"])
-    return res
-
-
 def collect(quick: bool = False, n: int | None = None, repeats: int | None = None) -> dict:
     n = n or (5000 if quick else 50_000)
     repeats = repeats or (3 if quick else 7)
     C.setup_path()
     out: dict[str, Any] = {"n": n, "repeats": repeats, "response_bytes": len(response_line(1))}
-    out["json"] = _summ(bench_json(n, repeats))
+    out["json"] = bench_json(n, repeats)
     try:
-        out["sdk"] = _summ(bench_sdk(n, repeats))
+        out["sdk"] = bench_sdk(n, repeats)
     except ImportError as exc:
         out["sdk"] = {"error": f"mcp (SDK) not importable: {exc}"}
-    out["ours"] = _summ(bench_ours(n, repeats, _feed_lines))
-    out["ours_chunked"] = _summ(bench_ours(n, repeats, _feed_chunks))
+    out["ours"] = bench_ours(n, repeats, _feed_lines)
+    out["ours_chunked"] = bench_ours(n, repeats, _feed_chunks)
     out["rows"] = [r.as_dict() for r in rows(out)]
     return out
 
 
 def rows(out: dict[str, Any]) -> list[C.Row]:
-    j, sdk, ours, chunked = (out[k] for k in ("json", "sdk", "ours", "ours_chunked"))
+    j, sdk = out["json"], out["sdk"]
 
-    def val(res: dict[str, Any]) -> float | str | None:
-        return res.get("best", res.get("error"))
+    def st(res: dict[str, Any]) -> tuple[float | str | None, float | None]:
+        return C.stat(res, res.get("rates"), higher=True)
 
-    result = [C.Row("json.loads only (floor)", val(j), None, "msg/s")]
-    for label, res in (("per-line feed", ours), ("64 KiB chunk feed", chunked)):
-        o, s = C.num(val(res)), C.num(val(sdk))
-        result.append(
-            C.Row(
-                f"tools/call parse, {label}",
-                val(res),
-                val(sdk),
-                "msg/s",
-                ratio=(o / s) if o and s else None,
-                target="(info) speedup",
-            )
-        )
-        jv = C.num(val(j))
-        result.append(
-            C.Row(
-                f"  ours time / json.loads time ({label})",
-                (jv / o) if o and jv else val(res),
-                (jv / s) if s and jv else None,
-                "x",
-            )
-        )
+    jb, jm = st(j)
+    sb, sm = st(sdk)
+    result = [C.Row("json.loads only (floor)", jb, None, "msg/s", jm)]
+    for label, key in (("per-line feed", "ours"), ("64 KiB chunk feed", "ours_chunked")):
+        ob, om = st(out[key])
+        result.append(C.Row(f"tools/call parse, {label}", ob, sb, "msg/s", om, sm, "(info)"))
+        # time per message relative to bare json.loads = json rate / path rate
+        rel = C.Row(f"  time / json.loads time ({label})", None, None, "x", compare=False)
+        rel.ours = C.div(jb, ob) if C.num(ob) else ob
+        rel.sdk, rel.ours_med, rel.sdk_med = C.div(jb, sb), C.div(jm, om), C.div(jm, sm)
+        result.append(rel)
     return result
 
 
@@ -279,13 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     out = collect(args.quick, args.n, args.repeats)
     title = (
         f"core: {out['n']} tools/call responses ({out['response_bytes']} B each), "
-        f"best of {out['repeats']}"
+        f"best (median) of {out['repeats']}"
     )
     C.print_table(title, rows(out))
-    for k in ("json", "sdk", "ours", "ours_chunked"):
-        res = out[k]
-        if "median" in res:
-            print(f"  {k:13s} best {res['best']:>10,.0f}  median {res['median']:>10,.0f} msg/s")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2))
     return 0

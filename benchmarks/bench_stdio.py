@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -52,6 +53,42 @@ def _text_of(result: Any) -> str:
     content = result["content"] if isinstance(result, dict) else result.content
     block = content[0]
     return block["text"] if isinstance(block, dict) else block.text
+
+
+def _proc_status_kib(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def rss_mark() -> tuple[str, int]:
+    """Start an RSS high-water measurement.
+
+    Linux: reset the peak (``/proc/self/clear_refs`` <- 5) and remember the current RSS, so
+    earlier peaks (imports, warm-up) cannot hide the growth. Elsewhere: ``ru_maxrss`` delta,
+    which reads 0 if an earlier peak was higher.
+    """
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        now = _proc_status_kib("VmRSS")
+        if now is not None:
+            return "hwm", now * 1024
+    except OSError:
+        pass
+    return "maxrss", _maxrss_bytes()
+
+
+def rss_growth(mark: tuple[str, int]) -> int:
+    kind, base = mark
+    if kind == "hwm":
+        return (_proc_status_kib("VmHWM") or 0) * 1024 - base
+    return _maxrss_bytes() - base
 
 
 def _maxrss_bytes() -> int:
@@ -259,11 +296,12 @@ async def sdk_blob(server: Path, sizes: list[int], repeats: int) -> dict:
         size = sizes[0]
         # Same steps as _measure_blob_memory / _time_blob, awaited inline (no thread hop).
         gc.collect()
-        rss0 = _maxrss_bytes()
+        mark = rss_mark()
         t0 = time.perf_counter()
         result = await c.call_tool("blob", {"size": size})
         out["first"] = time.perf_counter() - t0
-        out["rss_delta"] = _maxrss_bytes() - rss0
+        out["rss_delta"] = rss_growth(mark)
+        out["rss_method"] = mark[0]
         _check_len(result, size)
         del result
         gc.collect()
@@ -294,11 +332,11 @@ async def sdk_blob(server: Path, sizes: list[int], repeats: int) -> dict:
 def _measure_blob_memory(call: Any, size: int) -> dict:
     """First big call: RSS high-water growth; second: tracemalloc peak during the call."""
     gc.collect()
-    rss0 = _maxrss_bytes()
+    mark = rss_mark()
     t0 = time.perf_counter()
     result = call(size)
     first = time.perf_counter() - t0
-    rss_delta = _maxrss_bytes() - rss0
+    rss_delta = rss_growth(mark)
     _check_len(result, size)
     del result
     gc.collect()
@@ -310,7 +348,7 @@ def _measure_blob_memory(call: Any, size: int) -> dict:
     tracemalloc.stop()
     del result
     gc.collect()
-    return {"first": first, "rss_delta": rss_delta, "tracemalloc_peak": peak}
+    return {"first": first, "rss_delta": rss_delta, "rss_method": mark[0], "tracemalloc_peak": peak}
 
 
 def _check_len(result: Any, size: int) -> None:
@@ -330,6 +368,8 @@ def _time_blob(fn: Any, repeats: int) -> list[float]:
 
 
 def child_main(args: argparse.Namespace) -> None:
+    if args.pin:  # inherited by the server process the client spawns
+        os.sched_setaffinity(0, {int(c) for c in args.pin.split(",")})
     server = C.server_path(args.server)
     sizes = [int(s) for s in args.sizes.split(",")]
     try:
@@ -389,215 +429,156 @@ def import_times(impl: str, runs: int) -> dict:
     return {"times": times}
 
 
+def _pool(results: list[dict]) -> dict:
+    """Merge the per-repeat lists of several child runs (first error wins)."""
+    for res in results:
+        if "error" in res:
+            return res
+    merged: dict[str, Any] = {}
+    for res in results:
+        for key, value in res.items():
+            if isinstance(value, list):
+                merged.setdefault(key, []).extend(value)
+            else:
+                merged[key] = value
+    return merged
+
+
 def collect(
     quick: bool = False,
     server: str | None = None,
     n_seq: int | None = None,
     n_conc: int | None = None,
     repeats: int | None = None,
+    pin: str | None = None,
 ) -> dict:
     srv = C.server_path(server)
-    n_seq = n_seq or (300 if quick else 3000)
     inflight = 64
-    n_conc = n_conc or (inflight * (20 if quick else 100))
-    repeats = repeats or (3 if quick else 5)
-    blob_repeats = 2 if quick else 5
-    sizes = [10 * MiB, 1 * MiB, 12 * MiB]
-    timeout = 300 if quick else 1800
     out: dict[str, Any] = {
         "server": str(srv),
-        "n_seq": n_seq,
-        "n_conc": n_conc,
+        "n_seq": n_seq or (300 if quick else 3000),
+        "n_conc": n_conc or (inflight * (20 if quick else 100)),
         "inflight": inflight,
-        "repeats": repeats,
-        "blob_repeats": blob_repeats,
-        "sizes": sizes,
+        "repeats": repeats or (3 if quick else 4),
+        "rounds": 1 if quick else 2,
+        "blob_repeats": 2 if quick else 5,
+        "sizes": [10 * MiB, 1 * MiB, 12 * MiB],
+        "pin": pin,
     }
+    timeout = 300 if quick else 1800
     base = [sys.executable, str(Path(__file__).resolve()), "--server", str(srv)]
+    if pin:
+        base += ["--pin", pin]
+
+    def child(impl: str, task: str) -> dict:
+        argv = [*base, "--child", impl, "--task", task]
+        if task == "throughput":
+            argv += ["--n-seq", str(out["n_seq"]), "--n-conc", str(out["n_conc"])]
+            argv += ["--inflight", str(inflight), "--repeats", str(out["repeats"])]
+        else:
+            argv += ["--repeats", str(out["blob_repeats"])]
+            argv += ["--sizes", ",".join(map(str, out["sizes"]))]
+        return C.run_child(argv, timeout)
+
+    # Interleave the clients round by round so slow drift on the machine hits both alike.
+    runs: dict[str, list[dict]] = {"ours": [], "sdk": [], "raw": []}
+    for _ in range(out["rounds"]):
+        for impl, results in runs.items():
+            results.append(child(impl, "throughput"))
+    for impl, results in runs.items():
+        out[f"{impl}_throughput"] = _pool(results)
     for impl in ("ours", "sdk"):
-        out[f"{impl}_throughput"] = C.run_child(
-            [
-                *base,
-                "--child",
-                impl,
-                "--task",
-                "throughput",
-                "--n-seq",
-                str(n_seq),
-                "--n-conc",
-                str(n_conc),
-                "--inflight",
-                str(inflight),
-                "--repeats",
-                str(repeats),
-            ],
-            timeout,
-        )
-        out[f"{impl}_blob"] = C.run_child(
-            [
-                *base,
-                "--child",
-                impl,
-                "--task",
-                "blob",
-                "--repeats",
-                str(blob_repeats),
-                "--sizes",
-                ",".join(map(str, sizes)),
-            ],
-            timeout,
-        )
+        out[f"{impl}_blob"] = child(impl, "blob")
         out[f"{impl}_import"] = import_times(impl, 3 if quick else 5)
-    out["raw_throughput"] = C.run_child(
-        [
-            *base,
-            "--child",
-            "raw",
-            "--task",
-            "throughput",
-            "--n-seq",
-            str(n_seq),
-            "--n-conc",
-            str(n_conc),
-            "--inflight",
-            str(inflight),
-            "--repeats",
-            str(repeats),
-        ],
-        timeout,
-    )
     out["rows"] = [r.as_dict() for r in rows(out)]
     return out
 
 
-def _pick(res: dict, key: str, *, higher: bool) -> float | str | None:
-    if "error" in res:
-        return res["error"]
-    xs = res.get(key)
-    return C.best(xs, higher_is_better=higher) if xs else None
-
-
-def _blob_pick(res: dict, size: int) -> float | str | None:
-    if "error" in res:
-        return res["error"]
-    return min(res["times"][str(size)])
-
-
 def rows(out: dict) -> list[C.Row]:
+    """Targets are judged on medians (import: on the best of N, as specified)."""
     ot, st = out["ours_throughput"], out["sdk_throughput"]
     ob, sb = out["ours_blob"], out["sdk_blob"]
-    oi, si = out["ours_import"], out["sdk_import"]
+    big, one, twelve = out["sizes"]
     r: list[C.Row] = []
 
-    def ratio(a: Any, b: Any) -> float | None:
-        a, b = C.num(a), C.num(b)
-        return a / b if a is not None and b else None
+    def row(name: str, o: dict, s: dict, get: Any, unit: str, *, higher: bool) -> C.Row:
+        """A Row from per-repeat lists; `get(res)` picks the list out of a child result."""
+        ours, ours_med = C.stat(o, None if "error" in o else get(o), higher=higher)
+        sdk, sdk_med = C.stat(s, None if "error" in s else get(s), higher=higher)
+        row = C.Row(name, ours, sdk, unit, ours_med, sdk_med)
+        r.append(row)
+        return row
 
-    def judge(value: float | None, limit: float, *, at_least: bool) -> bool | None:
-        if value is None:
-            return None
-        return value >= limit if at_least else value <= limit
+    def target(row: C.Row, text: str, value: float | None, limit: float, *, ge: bool) -> None:
+        row.target = text
+        row.ok = None if value is None else (value >= limit if ge else value <= limit)
 
-    o, s = _pick(ot, "seq", higher=True), _pick(st, "seq", higher=True)
-    q = ratio(o, s)
-    r.append(
-        C.Row(
-            "sequential echo",
-            o,
-            s,
-            "calls/s",
-            q,
-            f"ours/SDK >= {TARGETS['seq']:g}",
-            judge(q, TARGETS["seq"], at_least=True),
-        )
+    x = row("sequential echo", ot, st, lambda d: d["seq"], "calls/s", higher=True)
+    target(x, f"ours/SDK >= {TARGETS['seq']:g}", x.ratio_med, TARGETS["seq"], ge=True)
+    x = row(
+        f"{out['inflight']}-in-flight echo", ot, st, lambda d: d["conc"], "calls/s", higher=True
     )
-    o, s = _pick(ot, "conc", higher=True), _pick(st, "conc", higher=True)
-    q = ratio(o, s)
-    r.append(
-        C.Row(
-            f"{out['inflight']}-in-flight echo",
-            o,
-            s,
-            "calls/s",
-            q,
-            f"ours/SDK >= {TARGETS['conc']:g}",
-            judge(q, TARGETS["conc"], at_least=True),
-        )
-    )
+    target(x, f"ours/SDK >= {TARGETS['conc']:g}", x.ratio_med, TARGETS["conc"], ge=True)
 
-    big, one, twelve = out["sizes"]
-    o, s = _blob_pick(ob, big), _blob_pick(sb, big)
-    q = ratio(o, s)
-    r.append(
-        C.Row(
-            f"{big // MiB} MiB blob call",
-            o,
-            s,
-            "s",
-            q,
-            f"ours/SDK <= 1/{1 / TARGETS['blob_time']:g}",
-            judge(q, TARGETS["blob_time"], at_least=False),
-        )
+    x = row(
+        f"{big // MiB} MiB blob call", ob, sb, lambda d: d["times"][str(big)], "s", higher=False
     )
+    limit = TARGETS["blob_time"]
+    target(x, f"ours/SDK <= 1/{1 / limit:g}", x.ratio_med, limit, ge=False)
     for key, label in (("tracemalloc_peak", "tracemalloc peak"), ("rss_delta", "RSS hi-water")):
         vals = [res.get("error") or res[key] / big for res in (ob, sb)]
-        q = ratio(*vals)
-        r.append(
-            C.Row(
-                f"  {label} growth / payload",
-                vals[0],
-                vals[1],
-                "x",
-                q,
-                f"ours <= {TARGETS['blob_mem']:g}x payload",
-                judge(C.num(vals[0]), TARGETS["blob_mem"], at_least=False),
-            )
-        )
-    lin = []
-    for res in (ob, sb):
-        t1, t12 = _blob_pick(res, one), _blob_pick(res, twelve)
-        lin.append(ratio(t12, t1) if C.num(t1) else t1)
-    r.append(
-        C.Row(
-            f"t({twelve // MiB} MiB) / t({one // MiB} MiB)",
-            lin[0],
-            lin[1],
-            "x",
-            ratio(*lin),
-            f"ours <= {TARGETS['linearity']:g}x",
-            judge(C.num(lin[0]), TARGETS["linearity"], at_least=False),
-        )
-    )
+        x = C.Row(f"  {label} growth / payload", vals[0], vals[1], "x")
+        r.append(x)
+        limit = TARGETS["blob_mem"]
+        target(x, f"ours <= {limit:g}x payload", C.num(vals[0]), limit, ge=False)
+    lin = C.Row(f"t({twelve // MiB} MiB) / t({one // MiB} MiB)", None, None, "x")
+    for side, res in (("ours", ob), ("sdk", sb)):
+        if "error" in res:
+            setattr(lin, side, res["error"])
+            continue
+        t1, t12 = res["times"][str(one)], res["times"][str(twelve)]
+        setattr(lin, side, min(t12) / min(t1))
+        setattr(lin, f"{side}_med", C.median(t12) / C.median(t1))
+    r.append(lin)
+    limit = TARGETS["linearity"]
+    target(lin, f"ours <= {limit:g}x", lin.ours_med, limit, ge=False)
     for size in (one, twelve):
-        o, s = _blob_pick(ob, size), _blob_pick(sb, size)
-        r.append(C.Row(f"  {size // MiB} MiB blob call", o, s, "s", ratio(o, s), "(info)"))
-
-    o, s = _pick(oi, "times", higher=False), _pick(si, "times", higher=False)
-    r.append(
-        C.Row(
-            "import client (fresh process)",
-            o,
-            s,
+        x = row(
+            f"  {size // MiB} MiB blob call",
+            ob,
+            sb,
+            lambda d, s=size: d["times"][str(s)],
             "s",
-            ratio(o, s),
-            f"ours <= {TARGETS['import']:g} s",
-            judge(C.num(o), TARGETS["import"], at_least=False),
+            higher=False,
         )
-    )
+        x.target = "(info)"
 
-    o, s = _pick(ot, "connect", higher=False), _pick(st, "connect", higher=False)
-    r.append(C.Row("connect: spawn + initialize", o, s, "s", ratio(o, s), "(info) SDK legacy"))
-    sa = _pick(st, "connect_auto", higher=False)
+    x = row(
+        "import client (fresh process)",
+        out["ours_import"],
+        out["sdk_import"],
+        lambda d: d["times"],
+        "s",
+        higher=False,
+    )
+    target(x, f"ours <= {TARGETS['import']:g} s", C.num(x.ours), TARGETS["import"], ge=False)
+
+    x = row("connect: spawn + initialize", ot, st, lambda d: d["connect"], "s", higher=False)
+    x.target = "(info) SDK mode=legacy"
     ver = st.get("auto_version", "?")
-    r.append(C.Row(f"  SDK mode='auto' (discover probe -> {ver})", None, sa, "s", None, "(info)"))
+    sdk, sdk_med = C.stat(st, st.get("connect_auto"), higher=False)
+    name = f"  SDK mode='auto' (discover probe -> {ver})"
+    r.append(C.Row(name, None, sdk, "s", None, sdk_med, "(info)"))
     return r
 
 
 def print_report(out: dict) -> None:
+    reps = out["repeats"] * out["rounds"]
     title = (
-        f"stdio vs {Path(out['server']).name}: seq n={out['n_seq']}, "
-        f"{out['inflight']}-in-flight n={out['n_conc']} (best of {out['repeats']}); "
-        f"blob best of {out['blob_repeats']}"
+        f"stdio vs {Path(out['server']).name}: best (median) of {reps} repeats of seq "
+        f"n={out['n_seq']} and {out['inflight']}-in-flight n={out['n_conc']}; "
+        f"blob best (median) of {out['blob_repeats']}"
+        + (f"; pinned to CPU {out['pin']}" if out.get("pin") else "")
     )
     C.print_table(title, rows(out))
     print(
@@ -623,6 +604,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-seq", type=int, default=None, help="sequential calls per repeat")
     ap.add_argument("--n-conc", type=int, default=None, help="concurrent calls per repeat")
     ap.add_argument("--repeats", type=int, default=None)
+    ap.add_argument("--pin", metavar="CPUS", help="pin clients+server to CPUs, e.g. 0 or 0,1")
     ap.add_argument("--json", metavar="PATH", help="also write results as JSON")
     # internal: child mode
     ap.add_argument("--child", choices=("ours", "sdk", "raw"), help=argparse.SUPPRESS)
@@ -633,7 +615,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         child_main(args)
         return 0
-    out = collect(args.quick, args.server, args.n_seq, args.n_conc, args.repeats)
+    out = collect(args.quick, args.server, args.n_seq, args.n_conc, args.repeats, args.pin)
     print_report(out)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2))

@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="short smoke run")
     ap.add_argument("--server", help="server script (default benchmarks/servers/fast_server.py)")
+    ap.add_argument("--pin", metavar="CPUS", help="pin stdio clients+server to CPUs, e.g. 0")
     ap.add_argument("--strict", action="store_true", help="exit 1 if any target is not met")
     ap.add_argument("--json", metavar="PATH", help="also write all results as JSON")
     args = ap.parse_args(argv)
@@ -34,10 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     core = bench_core.collect(quick=args.quick)
     C.print_table(
         f"core: tools/call responses ({core['response_bytes']} B), n={core['n']}, "
-        f"best of {core['repeats']}",
+        f"best (median) of {core['repeats']}",
         bench_core.rows(core),
     )
-    stdio = bench_stdio.collect(quick=args.quick, server=args.server)
+    stdio = bench_stdio.collect(quick=args.quick, server=args.server, pin=args.pin)
     bench_stdio.print_report(stdio)
 
     targets = [r for r in bench_stdio.rows(stdio) if r.target and not r.target.startswith("(")]

@@ -1,0 +1,339 @@
+"""The ``mcp-proto`` command: talk to an MCP server from the shell.
+
+::
+
+    mcp-proto demo                                   # the bundled demo server, end to end
+    mcp-proto tools [--json] -- COMMAND [ARGS...]    # list a stdio server's tools
+    mcp-proto call TOOL [--args JSON] [--json] -- COMMAND [ARGS...]
+    mcp-proto resources | templates | prompts [--json] -- COMMAND [ARGS...]
+    mcp-proto read URI [--json] -- COMMAND [ARGS...]
+    mcp-proto prompt NAME [--args JSON] [--json] -- COMMAND [ARGS...]
+
+Exit status: 0 on success, 1 when the server or the call failed (one line on stderr says why),
+2 for a usage error.  A tool result with ``isError`` prints the result and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from mcp_proto import (
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    Implementation,
+    MCPError,
+    Progress,
+    ResourceLink,
+    ServerExited,
+    TextContent,
+    TextResourceContents,
+)
+
+from .threads import Client, connect_stdio
+
+__all__ = ["main"]
+
+CLIENT_INFO = Implementation(name="mcp-proto-cli", version="0.1.0")
+
+#: Width of the progress bar drawn on a terminal.
+BAR_WIDTH = 30
+
+
+class _UsageError(Exception):
+    pass
+
+
+class ProgressBar:
+    """Draws ``notifications/progress`` on a terminal's stderr; silent when not a terminal."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.active = stream.isatty()
+        self.drawn = False
+
+    def __call__(self, event: Progress) -> None:
+        if not self.active:
+            return
+        if event.total:
+            frac = max(0.0, min(1.0, event.progress / event.total))
+            filled = int(frac * BAR_WIDTH)
+            bar = "#" * filled + "." * (BAR_WIDTH - filled)
+            text = f"[{bar}] {event.progress:g}/{event.total:g}"
+        else:
+            text = f"[{event.progress:g}]"
+        if event.message:
+            text += f" {event.message}"
+        self.stream.write("\r\x1b[2K" + text[:200])
+        self.stream.flush()
+        self.drawn = True
+
+    def done(self) -> None:
+        if self.drawn:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+            self.drawn = False
+
+
+def _split_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    argv = list(argv)
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, []
+
+
+def _json_arg(text: str | None, what: str) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise _UsageError(f"{what} is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise _UsageError(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _parse_env(pairs: list[str]) -> dict[str, str] | None:
+    if not pairs:
+        return None
+    env = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise _UsageError(f"--env takes KEY=VALUE, got {pair!r}")
+        env[key] = value
+    return env
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mcp-proto",
+        description="Talk to an MCP server. The server command follows `--`.",
+        epilog="example: mcp-proto tools -- npx -y @modelcontextprotocol/server-everything",
+    )
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+
+    def common(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--json", action="store_true", help="print JSON instead of text")
+        sp.add_argument("--timeout", type=float, default=60.0,
+                        help="seconds per request (default 60)")
+        sp.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra environment variable for the server (repeatable)")
+        sp.add_argument("--cwd", help="working directory of the server")
+
+    demo = sub.add_parser("demo", help="run the bundled demo server and show a session")
+    demo.add_argument("--timeout", type=float, default=60.0, help=argparse.SUPPRESS)
+    for name, text in [("tools", "list the tools"), ("resources", "list the resources"),
+                       ("templates", "list the resource templates"),
+                       ("prompts", "list the prompts")]:
+        common(sub.add_parser(name, help=text))
+    call = sub.add_parser("call", help="call a tool")
+    call.add_argument("tool")
+    call.add_argument("--args", help="arguments as a JSON object")
+    common(call)
+    read = sub.add_parser("read", help="read a resource")
+    read.add_argument("uri")
+    common(read)
+    prompt = sub.add_parser("prompt", help="get a prompt")
+    prompt.add_argument("name")
+    prompt.add_argument("--args", help="arguments as a JSON object of strings")
+    common(prompt)
+    return p
+
+
+# -- printing ---------------------------------------------------------------------------------
+
+
+def _block_text(block: ContentBlock) -> str:
+    if isinstance(block, TextContent):
+        return block.text
+    if isinstance(block, ImageContent):
+        return f"[image {block.mime_type}, {len(block.data) * 3 // 4} bytes]"
+    if isinstance(block, ResourceLink):
+        return f"[resource link {block.uri} ({block.name})]"
+    if isinstance(block, EmbeddedResource):
+        res = block.resource
+        if isinstance(res, TextResourceContents):
+            return f"[resource {res.uri}]\n{res.text}"
+        return f"[resource {res.uri}, {len(res.blob) * 3 // 4} bytes]"
+    return f"[{block.type} content]"
+
+
+def _print_call_result(result: CallToolResult, as_json: bool, out: TextIO) -> None:
+    if as_json:
+        out.write(json.dumps(result.raw, indent=2, ensure_ascii=False) + "\n")
+        return
+    for block in result.content:
+        out.write(_block_text(block) + "\n")
+    if result.structured_content is not None and not result.content:
+        out.write(json.dumps(result.structured_content, indent=2) + "\n")
+
+
+def _heading(client: Client, out: TextIO) -> None:
+    info = client.server_info
+    out.write(f"# {info.title or info.name} {info.version} - MCP {client.protocol_version}"
+              " (handshake era)\n")
+
+
+def _run(args: argparse.Namespace, command: list[str], out: TextIO) -> int:
+    if not command:
+        raise _UsageError("give the server command after `--`, e.g. "
+                          "`mcp-proto tools -- mcp-server-time`")
+    env = _parse_env(args.env)
+    bar = ProgressBar()
+    with connect_stdio(command, env=env, cwd=args.cwd, timeout=args.timeout,
+                       client_info=CLIENT_INFO) as client:
+        if args.cmd == "tools":
+            tools = client.list_tools()
+            if args.json:
+                out.write(json.dumps([t.raw for t in tools], indent=2, ensure_ascii=False)
+                          + "\n")
+            else:
+                _heading(client, out)
+                for t in tools:
+                    desc = (t.description or "").strip().splitlines()
+                    out.write(f"{t.name:30} {desc[0] if desc else ''}\n")
+            return 0
+        if args.cmd == "call":
+            arguments = _json_arg(args.args, "--args")
+            try:
+                result = client.call_tool(args.tool, arguments, on_progress=bar)
+            finally:
+                bar.done()
+            _print_call_result(result, args.json, out)
+            if result.is_error:
+                sys.stderr.write(f"mcp-proto: tool {args.tool!r} reported an error\n")
+                return 1
+            return 0
+        if args.cmd in ("resources", "templates", "prompts"):
+            items: list[Any]
+            if args.cmd == "resources":
+                items = client.list_resources()
+                rows = [(r.uri, r.name) for r in items]
+            elif args.cmd == "templates":
+                items = client.list_resource_templates()
+                rows = [(r.uri_template, r.name) for r in items]
+            else:
+                items = client.list_prompts()
+                rows = [(p.name, p.description or "") for p in items]
+            if args.json:
+                out.write(json.dumps([i.raw for i in items], indent=2, ensure_ascii=False)
+                          + "\n")
+            else:
+                _heading(client, out)
+                for a, b in rows:
+                    out.write(f"{a:40} {b}\n")
+            return 0
+        if args.cmd == "read":
+            res = client.read_resource(args.uri)
+            for c in res.contents:
+                if args.json:
+                    out.write(json.dumps({"uri": c.uri, "mimeType": c.mime_type,
+                                          **({"text": c.text}
+                                             if isinstance(c, TextResourceContents)
+                                             else {"blob": c.blob})}) + "\n")
+                elif isinstance(c, TextResourceContents):
+                    out.write(c.text + "\n")
+                else:
+                    out.write(f"[{c.uri}: {len(c.blob) * 3 // 4} bytes of "
+                              f"{c.mime_type or 'binary'}]\n")
+            return 0
+        assert args.cmd == "prompt"
+        prompt_args = _json_arg(args.args, "--args")
+        got = client.get_prompt(args.name, prompt_args)
+        if args.json:
+            out.write(json.dumps([{"role": m.role, "text": _block_text(m.content)}
+                                  for m in got.messages], indent=2) + "\n")
+        else:
+            for m in got.messages:
+                out.write(f"{m.role}: {_block_text(m.content)}\n")
+        return 0
+
+
+def _demo(args: argparse.Namespace, out: TextIO) -> int:
+    """A guided tour against the bundled demo server."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {"PYTHONPATH": here + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    command = [sys.executable, "-m", "mcp_proto_io._demo_server"]
+    out.write(f"$ {' '.join(command)}   (the bundled demo server, over stdio)\n\n")
+    bar = ProgressBar()
+    started = time.monotonic()
+    with connect_stdio(command, env=env, timeout=args.timeout, client_info=CLIENT_INFO) as c:
+        took = (time.monotonic() - started) * 1000
+        info = c.server_info
+        out.write(f"handshake: {info.name} {info.version}, protocol {c.protocol_version}, "
+                  f"{took:.0f} ms\n")
+        out.write(f"capabilities: {', '.join(sorted(c.capabilities))}\n\n")
+        tools = c.list_tools()
+        out.write(f"tools ({len(tools)}, across pages):\n")
+        for t in tools:
+            out.write(f"  {t.name:12} {t.description or ''}\n")
+        out.write("\ncall add {a: 2, b: 40}:\n")
+        added = c.call_tool("add", {"a": 2, "b": 40})
+        out.write(f"  structured: {json.dumps(added.structured_content)}\n")
+        out.write("\ncall slow_count {steps: 5} with progress:\n")
+        events: list[Progress] = []
+
+        def on_progress(p: Progress) -> None:
+            events.append(p)
+            bar(p)
+
+        try:
+            counted = c.call_tool("slow_count", {"steps": 5, "delay": 0.15},
+                                  on_progress=on_progress)
+        finally:
+            bar.done()
+        for p in events:
+            out.write(f"  progress {p.progress:g}/{p.total:g} {p.message or ''}\n")
+        out.write(f"  result: {counted.text}\n")
+        failed = c.call_tool("fail")
+        out.write(f"\ncall fail: is_error={failed.is_error} text={failed.text!r}\n")
+        resources = c.list_resources()
+        out.write(f"\nresources: {', '.join(r.uri for r in resources)}\n")
+        readme = c.read_resource(resources[0].uri)
+        first = readme.contents[0]
+        if isinstance(first, TextResourceContents):
+            out.write(f"  {first.uri}: {first.text.splitlines()[0]}\n")
+    out.write("\nclosed: server stopped, no process left behind\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the command; returns the exit status (the console script exits with it)."""
+    out = out or sys.stdout
+    own, command = _split_command(sys.argv[1:] if argv is None else argv)
+    try:
+        args = _parser().parse_args(own)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    try:
+        if args.cmd == "demo":
+            return _demo(args, out)
+        return _run(args, command, out)
+    except _UsageError as exc:
+        sys.stderr.write(f"mcp-proto: {exc}\n")
+        return 2
+    except ServerExited as exc:
+        sys.stderr.write(f"mcp-proto: the server exited (code {exc.exit_code})"
+                         + (f": {exc.stderr_tail.strip().splitlines()[-1]}"
+                            if exc.stderr_tail.strip() else "") + "\n")
+        return 1
+    except MCPError as exc:
+        sys.stderr.write(f"mcp-proto: {type(exc).__name__}: {exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("mcp-proto: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
