@@ -215,18 +215,30 @@ def bench_ours(n: int, repeats: int, feed: Callable[..., tuple[float, int]]) -> 
 # -- driver ----------------------------------------------------------------------------------
 
 
+def run_path(path: str, n: int, repeats: int) -> dict[str, Any]:
+    """Child side: measure one path in this (fresh) process."""
+    C.setup_path()
+    if path == "json":
+        return bench_json(n, repeats)
+    if path == "sdk":
+        try:
+            return bench_sdk(n, repeats)
+        except ImportError as exc:
+            return {"error": f"mcp (SDK) not importable: {exc}"}
+    return bench_ours(n, repeats, _feed_lines if path == "ours" else _feed_chunks)
+
+
 def collect(quick: bool = False, n: int | None = None, repeats: int | None = None) -> dict:
+    """Each path runs in its own fresh interpreter: importing the SDK leaves ~80k GC-tracked
+    objects behind, which makes every full collection in that process slower (measurably so
+    for code that allocates in bursts), so sharing a process would tax whichever runs with it.
+    """
     n = n or (5000 if quick else 50_000)
     repeats = repeats or (3 if quick else 7)
-    C.setup_path()
     out: dict[str, Any] = {"n": n, "repeats": repeats, "response_bytes": len(response_line(1))}
-    out["json"] = bench_json(n, repeats)
-    try:
-        out["sdk"] = bench_sdk(n, repeats)
-    except ImportError as exc:
-        out["sdk"] = {"error": f"mcp (SDK) not importable: {exc}"}
-    out["ours"] = bench_ours(n, repeats, _feed_lines)
-    out["ours_chunked"] = bench_ours(n, repeats, _feed_chunks)
+    for path in ("json", "sdk", "ours", "ours_chunked"):
+        argv = [sys.executable, str(Path(__file__).resolve()), "--child", path]
+        out[path] = C.run_child([*argv, "-n", str(n), "--repeats", str(repeats)], timeout=900)
     out["rows"] = [r.as_dict() for r in rows(out)]
     return out
 
@@ -257,7 +269,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", type=int, default=None, help="responses per repeat")
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--json", metavar="PATH", help="also write results as JSON")
+    ap.add_argument(
+        "--child", choices=("json", "sdk", "ours", "ours_chunked"), help=argparse.SUPPRESS
+    )
     args = ap.parse_args(argv)
+    if args.child:
+        C.emit(run_path(args.child, args.n, args.repeats))
+        return 0
     out = collect(args.quick, args.n, args.repeats)
     title = (
         f"core: {out['n']} tools/call responses ({out['response_bytes']} B each), "

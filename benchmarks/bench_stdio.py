@@ -163,7 +163,7 @@ def ours_blob(server: Path, sizes: list[int], repeats: int) -> dict:
         out.update(_measure_blob_memory(lambda size: c.call_tool("blob", {"size": size}), sizes[0]))
         for size in sizes:
             out["times"][str(size)] = _time_blob(
-                lambda s=size: c.call_tool("blob", {"size": s}), repeats
+                lambda s=size: c.call_tool("blob", {"size": s}), _reps(size, repeats)
             )
     return out
 
@@ -313,8 +313,9 @@ async def sdk_blob(server: Path, sizes: list[int], repeats: int) -> dict:
         tracemalloc.stop()
         del result
         for size in sizes:
+            await c.call_tool("blob", {"size": size})  # untimed warm-up, as in _time_blob
             times = []
-            for _ in range(repeats):
+            for _ in range(_reps(size, repeats)):
                 gc.collect()
                 t0 = time.perf_counter()
                 result = await c.call_tool("blob", {"size": size})
@@ -356,7 +357,13 @@ def _check_len(result: Any, size: int) -> None:
         raise RuntimeError(f"blob returned {len(_text_of(result))} chars, wanted {size}")
 
 
+def _reps(size: int, repeats: int) -> int:
+    """Small payloads are cheap and relatively noisier: repeat them more."""
+    return repeats if size > 2 * MiB else max(10, 4 * repeats)
+
+
 def _time_blob(fn: Any, repeats: int) -> list[float]:
+    fn()  # untimed warm-up: the first call at a new size pays for growing the heap
     times = []
     for _ in range(repeats):
         gc.collect()
@@ -509,22 +516,32 @@ def rows(out: dict) -> list[C.Row]:
         r.append(row)
         return row
 
-    def target(row: C.Row, text: str, value: float | None, limit: float, *, ge: bool) -> None:
+    def target(
+        row: C.Row, text: str, value: float | None, limit: float, *, ge: bool, best: Any = None
+    ) -> None:
+        """Judge `value` (a median); `best`, if given, only annotates a miss."""
         row.target = text
         row.ok = None if value is None else (value >= limit if ge else value <= limit)
+        b = C.num(best)
+        if row.ok is False and b is not None and (b >= limit if ge else b <= limit):
+            row.ok_best = True
 
     x = row("sequential echo", ot, st, lambda d: d["seq"], "calls/s", higher=True)
-    target(x, f"ours/SDK >= {TARGETS['seq']:g}", x.ratio_med, TARGETS["seq"], ge=True)
+    target(x, f"ours/SDK >= {TARGETS['seq']:g}", x.ratio_med, TARGETS["seq"], ge=True, best=x.ratio)
     x = row(
         f"{out['inflight']}-in-flight echo", ot, st, lambda d: d["conc"], "calls/s", higher=True
     )
-    target(x, f"ours/SDK >= {TARGETS['conc']:g}", x.ratio_med, TARGETS["conc"], ge=True)
+    target(
+        x, f"ours/SDK >= {TARGETS['conc']:g}", x.ratio_med, TARGETS["conc"], ge=True, best=x.ratio
+    )
 
     x = row(
         f"{big // MiB} MiB blob call", ob, sb, lambda d: d["times"][str(big)], "s", higher=False
     )
     limit = TARGETS["blob_time"]
-    target(x, f"ours/SDK <= 1/{1 / limit:g}", x.ratio_med, limit, ge=False)
+    target(x, f"ours/SDK <= 1/{1 / limit:g}", x.ratio_med, limit, ge=False, best=x.ratio)
+    vals = [res.get("error") or res["first"] for res in (ob, sb)]
+    r.append(C.Row("  first (cold) call, same size", vals[0], vals[1], "s", target="(info)"))
     for key, label in (("tracemalloc_peak", "tracemalloc peak"), ("rss_delta", "RSS hi-water")):
         vals = [res.get("error") or res[key] / big for res in (ob, sb)]
         x = C.Row(f"  {label} growth / payload", vals[0], vals[1], "x")
@@ -541,7 +558,7 @@ def rows(out: dict) -> list[C.Row]:
         setattr(lin, f"{side}_med", C.median(t12) / C.median(t1))
     r.append(lin)
     limit = TARGETS["linearity"]
-    target(lin, f"ours <= {limit:g}x", lin.ours_med, limit, ge=False)
+    target(lin, f"ours <= {limit:g}x", lin.ours_med, limit, ge=False, best=lin.ours)
     for size in (one, twelve):
         x = row(
             f"  {size // MiB} MiB blob call",

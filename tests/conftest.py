@@ -1,0 +1,200 @@
+"""Shared test helpers: where the servers are, and a leak check for every test that uses it.
+
+Real servers (installed by ``.ci/run``) are found by the locators below.  A missing one fails
+the test when ``CI`` is true and skips it otherwise, with a message saying what to install.
+
+The ``no_leaks`` fixture asserts that a test leaves no child process of the test process (a
+server not stopped or not reaped) and no thread of the binding (``mcp-proto-*``) nor any other
+non-daemon thread behind it.  It polls for up to :data:`LEAK_GRACE` seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+TESTS = REPO / "tests"
+SCRIPTED_SERVER = TESTS / "servers" / "scripted_server.py"
+EVERYTHING_SUBPATH = Path("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+EVERYTHING_CANDIDATES = (
+    REPO / ".ci" / "node" / EVERYTHING_SUBPATH,
+    Path("/tmp/npmprobe") / EVERYTHING_SUBPATH,
+)
+
+#: Seconds the leak check waits for children to be reaped and threads to end.
+LEAK_GRACE = 5.0
+
+
+# -- locating servers ------------------------------------------------------------------------
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def missing_server(message: str) -> None:
+    """Fail (under CI) or skip (locally) a test whose real server is not installed."""
+    if in_ci():
+        pytest.fail(f"{message} (CI=true: real servers must be installed by .ci/run)",
+                    pytrace=False)
+    pytest.skip(message)
+
+
+def find_everything_js() -> Path | None:
+    """server-everything's entry point: ``$MCP_EVERYTHING_JS`` (authoritative when set), then
+    ``<repo>/.ci/node/...``, then ``/tmp/npmprobe/...``."""
+    env = os.environ.get("MCP_EVERYTHING_JS")
+    if env:
+        path = Path(env)
+        return path if path.is_file() else None
+    for path in EVERYTHING_CANDIDATES:
+        if path.is_file():
+            return path
+    return None
+
+
+def find_time_server() -> Path | None:
+    """The ``mcp-server-time`` console script: on ``PATH``, else next to ``sys.executable``."""
+    found = shutil.which("mcp-server-time")
+    if found:
+        return Path(found)
+    beside = Path(sys.executable).parent / "mcp-server-time"
+    return beside if beside.is_file() and os.access(beside, os.X_OK) else None
+
+
+@pytest.fixture
+def everything_command() -> list[str]:
+    """argv of ``@modelcontextprotocol/server-everything`` over stdio."""
+    node = shutil.which("node")
+    if node is None:
+        missing_server("node is not on PATH (needed for server-everything)")
+    js = find_everything_js()
+    if js is None:
+        where = os.environ.get("MCP_EVERYTHING_JS") or ", ".join(
+            str(p) for p in EVERYTHING_CANDIDATES)
+        missing_server(f"@modelcontextprotocol/server-everything not found (looked at {where}; "
+                       "set MCP_EVERYTHING_JS or npm-install it under .ci/node)")
+    return [str(node), str(js), "stdio"]
+
+
+@pytest.fixture
+def time_command() -> list[str]:
+    """argv of ``mcp-server-time``."""
+    path = find_time_server()
+    if path is None:
+        missing_server("mcp-server-time not found on PATH nor next to sys.executable "
+                       f"({sys.executable}); pip install mcp-server-time")
+    return [str(path)]
+
+
+def scripted_command(scenario: str = "default") -> list[str]:
+    """argv of the misbehaving test server for one scenario."""
+    return [sys.executable, str(SCRIPTED_SERVER), scenario]
+
+
+def demo_command() -> list[str]:
+    return [sys.executable, "-m", "mcp_proto_io._demo_server"]
+
+
+def demo_env() -> dict[str, str]:
+    """What the demo server needs to be importable as a module from a checkout."""
+    return {"PYTHONPATH": str(REPO / "bindings") + os.pathsep + str(REPO)}
+
+
+# -- /proc helpers ---------------------------------------------------------------------------
+
+
+def proc_state(pid: int) -> str | None:
+    """The state letter of a process (``R``, ``S``, ``Z``, ...), or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            data = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return data.rsplit(")", 1)[1].split()[0]
+
+
+def children_of(pid: int) -> list[tuple[int, str, str]]:
+    """(pid, comm, state) of every process whose parent is ``pid`` (Linux only)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                data = f.read()
+        except OSError:
+            continue
+        head, _, tail = data.rpartition(")")
+        fields = tail.split()
+        if len(fields) >= 2 and int(fields[1]) == pid:
+            out.append((int(entry), head.partition("(")[2], fields[0]))
+    return out
+
+
+def wait_until(predicate: object, timeout: float, interval: float = 0.02) -> bool:
+    """Poll ``predicate()`` until it is true or ``timeout`` seconds pass; returns its last
+    truth value.  (Bounded polling, not a synchronising sleep.)"""
+    assert callable(predicate)
+    deadline = time.monotonic() + timeout
+    while True:
+        if predicate():
+            return True
+        if time.monotonic() >= deadline:
+            return bool(predicate())
+        time.sleep(interval)
+
+
+# -- the leak check --------------------------------------------------------------------------
+
+
+def _suspect_threads(before: set[threading.Thread]) -> list[threading.Thread]:
+    main = threading.main_thread()
+    return [t for t in threading.enumerate()
+            if t is not main and t not in before and t.is_alive()
+            and (not t.daemon or t.name.startswith("mcp-proto"))]
+
+
+def _kill_children(children: list[tuple[int, str, str]]) -> None:
+    for pid, _, _ in children:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.waitpid(pid, 0)
+
+
+@pytest.fixture
+def no_leaks() -> Iterator[None]:
+    """Fail the test if a child process or a binding thread outlives it."""
+    before = set(threading.enumerate())
+    has_proc = os.path.isdir("/proc/self")
+    me = os.getpid()
+    pre_existing = {pid for pid, _, _ in children_of(me)} if has_proc else set()
+    yield
+    deadline = time.monotonic() + LEAK_GRACE
+    while True:
+        children = [c for c in children_of(me) if c[0] not in pre_existing] if has_proc else []
+        threads = _suspect_threads(before)
+        if (not children and not threads) or time.monotonic() >= deadline:
+            break
+        time.sleep(0.02)
+    problems = []
+    if children:
+        problems.append("child processes still there: " + ", ".join(
+            f"{pid} ({comm}, state {state})" for pid, comm, state in children))
+        _kill_children(children)  # do not let one leak fail every later test
+    if threads:
+        problems.append("threads still running: " + ", ".join(
+            f"{t.name} (daemon={t.daemon})" for t in threads))
+    if problems:
+        pytest.fail(f"leaked after {LEAK_GRACE:g} s: " + "; ".join(problems), pytrace=False)

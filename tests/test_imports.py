@@ -1,0 +1,58 @@
+"""The core is sans-IO: no module of ``mcp_proto`` imports I/O, clocks or concurrency."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import mcp_proto
+
+FORBIDDEN = frozenset({
+    "_thread", "anyio", "asyncio", "multiprocessing", "select", "selectors", "socket",
+    "subprocess", "threading", "time", "trio",
+})
+CORE_DIR = Path(mcp_proto.__file__).parent
+MODULES = sorted(CORE_DIR.glob("*.py"))
+
+
+def imported_modules(source: str) -> set[str]:
+    """Top-level names of every module ``source`` imports, at any depth of the file."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id == "__import__" and node.args
+              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            names.add(node.args[0].value.split(".")[0])
+    return names
+
+
+def test_the_scanner_sees_imports() -> None:
+    source = "import os\nfrom time import monotonic\ndef f():\n    import socket.x\n"
+    assert imported_modules(source) == {"os", "time", "socket"}
+
+
+def test_modules_found() -> None:
+    assert {p.name for p in MODULES} >= {"__init__.py", "_session.py", "_ndjson.py"}
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def test_core_module_imports_no_io(path: Path) -> None:
+    bad = imported_modules(path.read_text("utf-8")) & FORBIDDEN
+    assert not bad, f"{path.name} imports {sorted(bad)}: the core must stay sans-IO"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def test_core_does_not_import_the_bindings(path: Path) -> None:
+    """``import mcp_proto`` runs only these modules (and the standard library), so none of them
+    may import ``mcp_proto_io``."""
+    tree = ast.parse(path.read_text("utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            assert node.level <= 1, f"{path.name} imports from outside the package"
+    assert "mcp_proto_io" not in imported_modules(path.read_text("utf-8"))
