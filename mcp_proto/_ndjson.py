@@ -97,7 +97,7 @@ class NdjsonFramer:
             self._scan = 0
             end = nl - 1 if nl and buf[nl - 1] == 13 else nl  # 13 == "\r"
             if end > self._max:
-                head = bytes(buf[:EDGE_BYTES])
+                head = bytes(buf[:min(EDGE_BYTES, nl)])
                 record = Oversize(nl, head, bytes(buf[max(0, nl - EDGE_BYTES):nl]))
                 del buf[: nl + 1]
                 return record
@@ -131,6 +131,9 @@ class NdjsonFramer:
     def _discard(self, data: bytes | bytearray | memoryview) -> None:
         view = memoryview(data)
         nl = bytes(view).find(b"\n") if isinstance(data, memoryview) else data.find(b"\n")
+        missing = EDGE_BYTES - len(self._head)
+        if missing > 0:  # only when the limit is below EDGE_BYTES
+            self._head += bytes(view[:min(missing, len(view) if nl < 0 else nl)])
         if nl < 0:
             self._size += len(view)
             self._tail = (self._tail + bytes(view[-EDGE_BYTES:]))[-EDGE_BYTES:]

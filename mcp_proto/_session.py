@@ -399,6 +399,8 @@ class ClientSession:
 
     def notify_roots_list_changed(self) -> None:
         """Tell the server the roots changed (``notifications/roots/list_changed``)."""
+        if self.state is State.CLOSED:
+            raise ConnectionClosed("cannot notify: the session is closed")
         if self.state is not State.READY:
             raise LocalProtocolError("notifications can only be sent once the session is ready")
         self._send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
@@ -425,19 +427,32 @@ class ClientSession:
 
     def respond(self, request_id: RequestId, result: dict[str, Any]) -> bool:
         """Answer a :class:`ServerRequest`.  Returns False (and sends nothing) if the server
-        withdrew the request or the session ended."""
-        if self._server_requests.pop(request_id, None) is None or self.state is State.CLOSED:
-            return False
-        self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
-        return True
+        withdrew the request or the session ended.  Raises :class:`LocalProtocolError` if
+        ``result`` is not JSON (the request stays open: answer again, or with an error)."""
+        return self._answer(request_id, {"jsonrpc": "2.0", "id": request_id, "result": result})
 
     def respond_error(self, request_id: RequestId, code: int, message: str,
                       data: Any = None) -> bool:
         """Answer a :class:`ServerRequest` with an error (for example -1 when the user refused a
-        sampling request).  Returns False if there is nothing to answer."""
-        if self._server_requests.pop(request_id, None) is None or self.state is State.CLOSED:
+        sampling request).  Returns False if there is nothing to answer; raises
+        :class:`LocalProtocolError` if ``data`` is not JSON."""
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        return self._answer(request_id, {"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    def _answer(self, request_id: RequestId, obj: dict[str, Any]) -> bool:
+        method = self._server_requests.get(request_id)
+        if method is None or self.state is State.CLOSED:
             return False
-        self._send_error(request_id, code, message, data)
+        try:
+            data = dumps(obj)
+        except (TypeError, ValueError) as exc:
+            raise LocalProtocolError(f"the answer to {method} is not JSON: {exc}; the request "
+                                     "is still open") from None
+        del self._server_requests[request_id]
+        self._out.append(data)
+        self._out.append(b"\n")
         return True
 
     # -- internals: sending -----------------------------------------------------------------
@@ -542,6 +557,13 @@ class ClientSession:
         self._send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
         self._events.append(Failed(handle=p.handle, error=error))
 
+    def _fail(self, p: _Pending, error: MCPError) -> None:
+        """A popped request failed because of what the server sent.  A failed ``initialize``
+        ends the session: there is nothing to talk to."""
+        self._events.append(Failed(handle=p.handle, error=error))
+        if p.method == "initialize":
+            self._shutdown(error, Input.INIT_FAILED, failed_init=True)
+
     def _shutdown(self, error: MCPError | None, how: Input, failed_init: bool = False) -> None:
         if self.state is State.CLOSED:
             return
@@ -578,9 +600,9 @@ class ClientSession:
                 del line
                 obj = loads(text)
                 del text
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 self._bad(RemoteProtocolError(f"server wrote a line that is not UTF-8 JSON: "
-                                              f"{exc}"))
+                                              f"{type(exc).__name__}: {exc}"[:300]))
                 continue
             if type(obj) is dict:
                 self._on_object(obj, now)
@@ -599,12 +621,15 @@ class ClientSession:
     def _on_oversize(self, record: Oversize) -> None:
         error = MessageTooLarge(record.size, self.limits.max_message_size)
         match = _HEAD_ID.match(record.head) or _TAIL_ID.search(record.tail)
-        if match is not None:
+        # A server *request* may carry an id equal to one of ours: never blame our request
+        # for a line that names a method near either end.
+        if match is not None and b'"method"' not in record.head \
+                and b'"method"' not in record.tail:
             rid = int(match.group(1))
             p = self._pending.pop(rid, None)
             if p is not None:
                 self.stats.bad_messages += 1
-                self._events.append(Failed(handle=p.handle, error=error))
+                self._fail(p, error)
                 return
         self._bad(error)
 
@@ -642,11 +667,13 @@ class ClientSession:
             message = decode(obj)
         except RemoteProtocolError as exc:
             rid = obj.get("id")
-            p = self._pending.pop(rid, None) if type(rid) is int else None
-            if p is not None and "method" not in obj:
+            p = None
+            if type(rid) is int and "method" not in obj:
+                p = self._pending.pop(rid, None)
+            if p is not None:
                 # A malformed answer to a known request fails that request only.
                 self.stats.bad_messages += 1
-                self._events.append(Failed(handle=p.handle, error=exc))
+                self._fail(p, exc)
             else:
                 self._bad(exc)
             return
@@ -677,7 +704,7 @@ class ClientSession:
             else:
                 value = p.parse(result)
         except RemoteProtocolError as exc:
-            self._events.append(Failed(handle=p.handle, error=exc))
+            self._fail(p, exc)
             return
         self._events.append(Completed(handle=p.handle, value=value))
 
@@ -707,8 +734,7 @@ class ClientSession:
                 error = exc
         if error is not None or server_info is None:
             assert error is not None
-            self._events.append(Failed(handle=p.handle, error=error))
-            self._shutdown(error, Input.INIT_FAILED, failed_init=True)
+            self._fail(p, error)
             return
         capabilities = result.get("capabilities")
         instructions = result.get("instructions")
@@ -735,10 +761,7 @@ class ClientSession:
             else:
                 self.stats.responses_dropped += 1
             return
-        error = RpcError(message.code, message.message, message.data, method=p.method)
-        self._events.append(Failed(handle=p.handle, error=error))
-        if p.method == "initialize":
-            self._shutdown(error, Input.INIT_FAILED, failed_init=True)
+        self._fail(p, RpcError(message.code, message.message, message.data, method=p.method))
 
     def _on_notification(self, message: Notification, now: float | None) -> None:
         method = message.method
@@ -825,9 +848,9 @@ class ClientSession:
             mode = message.params.get("mode", "form")
             declared = caps["elicitation"]
             modes = {"form"} if not declared else set(declared) & {"form", "url"}
-            if mode not in modes:
+            if type(mode) is not str or mode not in modes:
                 self._send_error(rid, INVALID_PARAMS, f"elicitation mode {mode!r} was not "
-                                 "declared by the client (F-03)")
+                                 "declared by the client (F-03)"[:300])
                 return
         elif not (method == "roots/list" and "roots" in caps):
             self._send_error(rid, METHOD_NOT_FOUND, f"method not found: {method}")

@@ -298,6 +298,8 @@ def parse_resource_contents(value: object) -> ResourceContents:
 def parse_content_block(value: object) -> ContentBlock:
     d = _obj(value, "content block")
     kind = d.get("type")
+    if type(kind) is not str:
+        raise _fail("content block", f"'type' must be a string, got {kind!r}"[:200])
     if kind == "text":
         text = d.get("text")
         if type(text) is not str:
@@ -323,8 +325,6 @@ def parse_content_block(value: object) -> ContentBlock:
         return EmbeddedResource(resource=parse_resource_contents(d.get("resource")),
                                 annotations=_opt_dict(d, "annotations", "resource content"),
                                 meta=_opt_dict(d, "_meta", "resource content"))
-    if type(kind) is not str:
-        raise _fail("content block", f"'type' must be a string, got {kind!r}"[:200])
     return UnknownContent(type=kind, raw=d)
 
 

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from mcp_proto import (
+    HANDSHAKE_VERSIONS,
     CallToolResult,
     ClientSession,
     Closed,
@@ -108,7 +109,7 @@ class _Connection:
     def __init__(self, client: Client) -> None:
         self.client = client
         self.session = ClientSession(client._client_info, capabilities=client._capabilities(),
-                                     limits=client._limits)
+                                     versions=client._versions, limits=client._limits)
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
         self.waiters: dict[RequestHandle, _Waiter] = {}
@@ -148,6 +149,10 @@ class _Connection:
             deadline = self.session.next_deadline()
             if deadline is not None and (self.armed is None or deadline < self.armed):
                 self.cond.notify()
+            # Some operations end at once (a list for a capability the server lacks).
+            events = self._drain_locked()
+        if events:
+            self._dispatch(events)
         self._flush()
         return waiter
 
@@ -234,7 +239,8 @@ class _Connection:
             code = self.proc.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
             code = None
-        self.threads[1].join(STDERR_SETTLE)
+        if self.threads[1] is not threading.current_thread():
+            self.threads[1].join(STDERR_SETTLE)
         error = ServerExited(code, self.stderr.text())
         with self.lock:
             if not self.closed:
@@ -349,12 +355,18 @@ class _Connection:
                         break
                 if self.closed and not self.queue:
                     return
+                exited = self.proc.returncode is not None
                 session.handle_timeout(time.monotonic())
                 self._queue_output_locked()
                 events = self._drain_locked()
             if events:
                 self._dispatch(events)
             self._flush_blocking()
+            if exited:
+                # The server is gone.  Usually the reader sees EOF first; when a grandchild
+                # keeps the pipe open no EOF comes, so the service thread ends the session.
+                self._server_gone()
+                return
 
     def _flush_blocking(self) -> None:
         """The service thread may block on the write lock: it holds no other lock."""
@@ -412,10 +424,15 @@ class Client:
     def __init__(self, command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
                  cwd: str | os.PathLike[str] | None = None, timeout: float = 60.0,
                  client_info: Implementation | None = None, limits: Limits | None = None,
+                 protocol_version: str | None = None,
                  on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
                  roots: Sequence[Root] | Callable[[], Sequence[Root]] | None = None,
                  on_notification: NotificationCallback | None = None) -> None:
         argv_of(command)  # validate early
+        if protocol_version is not None and protocol_version not in HANDSHAKE_VERSIONS:
+            raise ValueError(f"unknown protocol version {protocol_version!r}; "
+                             f"known: {', '.join(HANDSHAKE_VERSIONS)}")
+        self._versions = HANDSHAKE_VERSIONS if protocol_version is None else (protocol_version,)
         self._command = command
         self._env = env
         self._cwd = cwd
@@ -639,6 +656,7 @@ class Client:
 def connect_stdio(command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
                   cwd: str | os.PathLike[str] | None = None, timeout: float = 60.0,
                   client_info: Implementation | None = None, limits: Limits | None = None,
+                  protocol_version: str | None = None,
                   on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
                   roots: Sequence[Root] | Callable[[], Sequence[Root]] | None = None,
                   on_notification: NotificationCallback | None = None) -> Client:
@@ -646,10 +664,13 @@ def connect_stdio(command: str | Sequence[str], *, env: Mapping[str, str] | None
 
     The server starts (and the handshake runs) when the ``with`` block is entered or at the
     first call.  ``timeout`` (seconds) bounds the handshake and is each call's default total
-    deadline.  Declaring ``on_sampling``, ``on_elicitation`` or ``roots`` declares the
-    matching client capability.  See :class:`Client` for the errors.
+    deadline.  ``protocol_version`` pins one version instead of offering the newest and
+    accepting any of :data:`HANDSHAKE_VERSIONS` (``ValueError`` for an unknown one).
+    Declaring ``on_sampling``, ``on_elicitation`` or ``roots`` declares the matching client
+    capability.  See :class:`Client` for the errors.
     """
     return Client(command, env=env, cwd=cwd, timeout=timeout, client_info=client_info,
-                  limits=limits, on_sampling=on_sampling, on_elicitation=on_elicitation,
+                  limits=limits, protocol_version=protocol_version,
+                  on_sampling=on_sampling, on_elicitation=on_elicitation,
                   roots=roots, on_notification=on_notification)
 
