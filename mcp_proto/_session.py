@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import math
 import re
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -83,10 +84,14 @@ _LIST_CHANGED = {
     "notifications/resources/list_changed": "resources",
     "notifications/prompts/list_changed": "prompts",
 }
-# Where an oversize response names its id: first key (most servers) or last (JavaScript
-# servers that write ``result`` first).  Anchored, so an "id" nested in the result never
-# matches.  Our ids are integers, so only integers are looked for.
-_HEAD_ID = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18})\D')
+# Where an oversize *response* names its id: among its first keys, before ``result`` or
+# ``error`` (most servers), or as its last key when ``result``/``error`` comes first (JavaScript
+# servers).  Anchored at the ends and requiring a response's shape, so neither an "id" nested in
+# the result nor a server request with a colliding id ever matches.  Our ids are integers.
+_JSONRPC_KEY = rb'(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
+_HEAD_ID = re.compile(rb'^\s*\{\s*' + _JSONRPC_KEY + rb'"id"\s*:\s*(-?\d{1,18})\s*,\s*'
+                      + _JSONRPC_KEY + rb'"(?:result|error)"\s*:')
+_RESPONSE_START = re.compile(rb'^\s*\{\s*' + _JSONRPC_KEY + rb'"(?:result|error)"\s*:')
 _TAIL_ID = re.compile(
     rb'"id"\s*:\s*(-?\d{1,18})\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$'
 )
@@ -620,11 +625,10 @@ class ClientSession:
 
     def _on_oversize(self, record: Oversize) -> None:
         error = MessageTooLarge(record.size, self.limits.max_message_size)
-        match = _HEAD_ID.match(record.head) or _TAIL_ID.search(record.tail)
-        # A server *request* may carry an id equal to one of ours: never blame our request
-        # for a line that names a method near either end.
-        if match is not None and b'"method"' not in record.head \
-                and b'"method"' not in record.tail:
+        match = _HEAD_ID.match(record.head)
+        if match is None and _RESPONSE_START.match(record.head):
+            match = _TAIL_ID.search(record.tail)
+        if match is not None:
             rid = int(match.group(1))
             p = self._pending.pop(rid, None)
             if p is not None:
@@ -798,7 +802,7 @@ class ClientSession:
         progress = params.get("progress")
         p = self._pending.get(token) if type(token) is int else None
         if p is None or not p.progress or not isinstance(progress, (int, float)) \
-                or isinstance(progress, bool):
+                or isinstance(progress, bool) or not math.isfinite(progress):
             self.stats.progress_dropped += 1
             return
         assert type(token) is int
@@ -814,10 +818,11 @@ class ClientSession:
             return
         p.last_progress = progress
         total = params.get("total")
+        if not (type(total) in (int, float) and math.isfinite(total)):
+            total = None
         message = params.get("message")
         self._events.append(Progress(
-            handle=p.handle, progress=progress,
-            total=total if type(total) in (int, float) else None,
+            handle=p.handle, progress=progress, total=total,
             message=message if type(message) is str else None))
 
     def _compact_timers(self) -> None:

@@ -26,7 +26,19 @@ from typing import Any
 from mcp_proto import ClientSession, Event, Implementation, Limits, Ready
 from mcp_proto._jsonrpc import dumps
 
-SPEC_DIR = Path(os.environ.get("MCP_SPEC_DIR", "/work/shared/spec"))
+try:
+    import jsonschema
+except ImportError:  # pragma: no cover - jsonschema is in the tests extra
+    jsonschema = None
+
+#: Where the official schemas are looked for, first match wins: a copy vendored beside the
+#: tests, ``$MCP_SPEC_DIR``, ``shared/`` beside the checkout (as CI lays it out).
+SPEC_DIRS = tuple(Path(p) for p in (
+    Path(__file__).parent / "spec",
+    os.environ.get("MCP_SPEC_DIR", ""),
+    Path(__file__).resolve().parent.parent.parent / "shared" / "spec",  # CI: ../shared
+    "/work/shared/spec",
+) if str(p))
 SCHEMA_VERSION = "2025-11-25"
 
 CLIENT_INFO = Implementation(name="test-client", version="0.0.1")
@@ -45,30 +57,30 @@ JSONObj = dict[str, Any]
 # -- schema ---------------------------------------------------------------------------------
 
 
-def schema_path(version: str = SCHEMA_VERSION) -> Path:
-    return SPEC_DIR / version / "schema.json"
+def schema_path(version: str = SCHEMA_VERSION) -> Path | None:
+    for spec_dir in SPEC_DIRS:
+        path = spec_dir / version / "schema.json"
+        if path.is_file():
+            return path
+    return None
 
 
 def schema_available(version: str = SCHEMA_VERSION) -> bool:
-    if not schema_path(version).is_file():
-        return False
-    try:
-        import jsonschema  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return jsonschema is not None and schema_path(version) is not None
 
 
 @cache
 def _schema(version: str) -> JSONObj:
-    data: JSONObj = json.loads(schema_path(version).read_text("utf-8"))
+    path = schema_path(version)
+    if path is None:
+        raise FileNotFoundError(f"no schema.json for {version} in {SPEC_DIRS}")
+    data: JSONObj = json.loads(path.read_text("utf-8"))
     return data
 
 
 @cache
 def _validator(version: str, definition: str) -> Any:
-    import jsonschema
-
+    assert jsonschema is not None, "pip install jsonschema"
     schema = _schema(version)
     defs = schema["$defs"]
     if definition not in defs:

@@ -95,15 +95,23 @@ def test_weather_content_blocks() -> None:
     assert (link.uri, link.name, link.mime_type) == ("demo://readme", "readme", "text/markdown")
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="BUG: docs/api.md documents "
-                   "connect_stdio(..., protocol_version=None) but mcp_proto_io.threads."
-                   "connect_stdio/Client accept no protocol_version (TypeError)")
-def test_older_protocol_version_gets_embedded_resource() -> None:
-    kwargs: dict[str, Any] = {"protocol_version": "2025-03-26"}
-    with demo_client(**kwargs) as client:
+def test_pinned_older_protocol_version() -> None:
+    with demo_client(protocol_version="2025-03-26") as client:
         assert client.protocol_version == "2025-03-26"
         result = client.call_tool("weather", {"city": "Lyon"})
-    assert isinstance(result.content[2], EmbeddedResource)
+    # resource_link does not exist before 2025-06-18: the demo embeds the resource instead.
+    assert [type(b) for b in result.content] == [TextContent, ImageContent, EmbeddedResource]
+    embedded = result.content[2]
+    assert isinstance(embedded, EmbeddedResource)
+    assert embedded.resource == TextResourceContents(uri="demo://readme", text=demo.README_TEXT,
+                                                     mime_type="text/markdown")
+
+
+def test_pinned_2024_11_05_still_completes() -> None:
+    with demo_client(protocol_version="2024-11-05") as client:
+        assert client.protocol_version == "2024-11-05"
+        done = client.complete({"type": "ref/prompt", "name": "greet"}, "name", "gr")
+        assert done.values == ("Grace",)
 
 
 def test_slow_count_progress() -> None:

@@ -46,7 +46,7 @@ def test_events_are_frozen_slotted_dataclasses(cls: type) -> None:
     if cls is not mcp_proto.RequestHandle:
         assert all(f.kw_only for f in fields), f"{cls.__name__} is not keyword-only"
     values = {f.name: None for f in fields}
-    instance = cls(*values.values()) if cls is mcp_proto.RequestHandle else cls(**values)
+    instance = cls(**values)
     assert not hasattr(instance, "__dict__")
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(instance, fields[0].name if fields else "x", 1)

@@ -22,7 +22,7 @@ from mcp_proto._jsonrpc import (
     is_valid_id,
 )
 
-BAD_IDS = [None, True, False, 1.0, 1.5, [], {}]
+BAD_IDS: list[Any] = [None, True, False, 1.0, 1.5, [], {}]
 
 
 def test_decode_each_kind() -> None:

@@ -153,12 +153,6 @@ def test_undeclared_capabilities_are_refused_locally() -> None:
         "initialize", "notifications/initialized", "tools/call"]
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="BUG: list_resources()/list_prompts()/list_resource_templates() for a capability "
-    "the server did not declare block until unrelated traffic arrives (forever on a quiet "
-    "server): the core emits Completed synchronously but _Connection.start() never drains "
-    "events")
 def test_list_of_undeclared_capability_returns_at_once() -> None:
     with client_for() as client:
         pending = Background(client.list_resources)
@@ -169,6 +163,7 @@ def test_list_of_undeclared_capability_returns_at_once() -> None:
         assert error is None and value == []
         assert done, "list_resources() blocked until unrelated traffic arrived"
         assert client.list_prompts() == []
+        assert client.list_resource_templates() == []
         messages = received(client)
     assert not any(m.get("method", "").endswith("/list") for m in messages)
 
@@ -365,12 +360,6 @@ def test_grandchild_stopped_on_close(tmp_path: Path) -> None:
     assert wait_until(lambda: _not_running(grandchild), 5.0), proc_state(grandchild)
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="BUG: when the server dies while a grandchild keeps its stdout open, pending calls "
-    "are not failed with ServerExited: they wait for their timeout, and later calls time out "
-    "on the dead connection too (_Connection._service notices proc.poll() but never calls "
-    "connection_lost)")
 def test_server_death_detected_while_grandchild_holds_stdout(tmp_path: Path) -> None:
     pidfile = tmp_path / "grandchild.pid"
     client = client_for("grandchild", env={"SCRIPTED_GRANDCHILD_PIDFILE": str(pidfile)})
@@ -700,6 +689,26 @@ def test_no_server_info() -> None:
     with pytest.raises(RemoteProtocolError, match="serverInfo"):
         client.connect()
     client.close()
+
+
+def test_pinned_protocol_version_is_offered() -> None:
+    with client_for(protocol_version="2025-06-18") as client:
+        assert client.protocol_version == "2025-06-18"
+        messages = received(client)
+    assert messages[0]["params"]["protocolVersion"] == "2025-06-18"
+
+
+def test_pinned_protocol_version_refuses_another() -> None:
+    client = client_for("batch", protocol_version="2025-06-18")  # batch answers 2025-03-26
+    with pytest.raises(UnsupportedVersion) as info:
+        client.connect()
+    client.close()
+    assert (info.value.offered, info.value.received) == (("2025-06-18",), "2025-03-26")
+
+
+def test_unknown_pinned_protocol_version() -> None:
+    with pytest.raises(ValueError, match="1999-01-01"):
+        client_for(protocol_version="1999-01-01")
 
 
 def test_exit_on_probe_server_gets_initialize_first() -> None:

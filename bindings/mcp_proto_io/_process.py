@@ -73,11 +73,31 @@ def spawn(command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
 
 
 def _group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs.  Zombies do not count: an orphan's zombie
+    waits for its new parent (PID 1) to reap it, which can be slow and is out of our hands."""
     try:
         os.killpg(pgid, 0)
     except (ProcessLookupError, PermissionError):
         return False
-    return True
+    if not os.path.isdir("/proc/self"):  # pragma: no cover - not Linux: trust killpg
+        return True
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # pragma: no cover
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
 
 
 def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
@@ -113,7 +133,9 @@ def stop_process_tree(proc: subprocess.Popen[bytes], *, exit_grace: float = EXIT
             proc.stdin.close()
         except OSError:
             pass
-    if not _wait_gone(proc, time.monotonic() + exit_grace):
+    # A server that already exited needs no grace: only its leftovers remain.
+    grace = 0.0 if proc.poll() is not None else exit_grace
+    if not _wait_gone(proc, time.monotonic() + grace):
         _signal_group(proc, signal.SIGTERM)
         if not _wait_gone(proc, time.monotonic() + term_grace):
             _signal_group(proc, signal.SIGKILL)

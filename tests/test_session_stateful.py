@@ -1,0 +1,576 @@
+"""A hypothesis state machine drives a ready ClientSession with arbitrary interleavings of
+client calls and server behaviour, against a model of what must happen.
+
+Invariants: every handle ends with exactly one Completed/Failed and never twice;
+``pending_count`` and ``next_deadline()`` match the model; request ids strictly increase;
+every byte the client writes is NDJSON of JSON-RPC objects; the client answers each server
+request at most once and never one the server withdrew; nothing raises but the documented
+exceptions.
+
+Hostile inputs included: malformed and oversize server requests whose id equals one of ours,
+unhashable ``type``/``mode`` values, deeply nested JSON, answers the host cannot encode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from mcp_proto import (
+    BadMessage,
+    CallToolResult,
+    Closed,
+    Completed,
+    ConnectionClosed,
+    Failed,
+    Limits,
+    ListChanged,
+    LocalProtocolError,
+    LogMessage,
+    MessageTooLarge,
+    OtherNotification,
+    Progress,
+    RemoteProtocolError,
+    RequestCancelled,
+    RequestHandle,
+    RequestId,
+    RequestTimeout,
+    RpcError,
+    ServerExited,
+    ServerRequest,
+    ServerRequestCancelled,
+    State,
+)
+from mcp_proto._jsonrpc import dumps
+from tests.fake_server import JSONObj, parse_ndjson, ready_pair
+
+IDLE = 10.0
+TOTAL = 30.0
+MAX_PAGES = 3
+LIMIT = 2048
+BIG = "y" * (LIMIT + 500)
+OVERSIZE_NOTE = b"<an oversize notification>"
+DEEP = b"<deeply nested JSON>"
+
+
+@dataclass
+class Op:
+    """The model of one pending operation."""
+
+    handle: RequestHandle
+    kind: str  # "call", "ping" or "list"
+    wire_id: int
+    progress: bool
+    total: float
+    total_deadline: float
+    deadline: float
+    last_progress: float | None = None
+    pages: int = 0
+    cursors: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Pumped:
+    requests: list[JSONObj]
+    notes: list[JSONObj]
+    responses: list[JSONObj]
+    ended: dict[RequestHandle, Completed | Failed]
+    others: list[Any]
+
+
+class SessionMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pair = ready_pair(
+            capabilities={"sampling": {}, "roots": {"listChanged": True},
+                          "elicitation": {"form": {}}},
+            limits=Limits(idle_timeout=IDLE, request_timeout=TOTAL, max_pages=MAX_PAGES,
+                          max_message_size=LIMIT),
+            validate=False,
+        )
+        self.session = self.pair.session
+        self.ops: dict[RequestHandle, Op] = {}
+        self.ended: set[RequestHandle] = set()
+        self.finished_ids: list[int] = [1]  # the initialize request
+        self.max_id = 1
+        self.host_requests: set[RequestId] = set()  # ServerRequests the host may answer
+        self.withdrawn: set[RequestId] = set()
+        self.expect_answers: set[RequestId] = set()  # server ids the client may answer
+        self.next_server_id = 0
+        self.closed = False
+        self.chunk: int | None = None
+        self.steps = 0
+        self.dropped = 0
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    @property
+    def now(self) -> float:
+        return self.pair.now
+
+    def feed(self, data: bytes) -> None:
+        if self.chunk is None:
+            self.session.receive_data(data, now=self.now)
+        else:
+            for i in range(0, len(data), self.chunk):
+                self.session.receive_data(data[i:i + self.chunk], now=self.now)
+
+    def send(self, *messages: object) -> None:
+        self.feed(b"".join(dumps(m) + b"\n" for m in messages))
+
+    def fresh_server_id(self) -> RequestId:
+        self.next_server_id += 1
+        n = self.next_server_id
+        return n if n % 2 else f"srv-{n}"
+
+    def pump(self) -> Pumped:
+        """Collect output and events, checking the generic invariants on each."""
+        self.steps += 1
+        result = Pumped([], [], [], {}, [])
+        for m in parse_ndjson(self.session.data_to_send()):
+            if "method" in m and "id" in m:
+                assert type(m["id"]) is int and m["id"] > self.max_id, "request id reused"
+                self.max_id = m["id"]
+                result.requests.append(m)
+            elif "method" in m:
+                result.notes.append(m)
+            else:
+                rid = m["id"]
+                assert rid in self.expect_answers, f"answered {rid!r} unasked or twice"
+                assert rid not in self.withdrawn
+                self.expect_answers.discard(rid)
+                assert ("result" in m) != ("error" in m)
+                result.responses.append(m)
+        for event in self.pair.events():
+            assert not self.closed or not result.others or \
+                not isinstance(result.others[-1], Closed), "event after Closed"
+            if isinstance(event, Completed | Failed):
+                handle = event.handle
+                assert handle not in self.ended, f"{handle} ended twice"
+                assert handle in self.ops, f"{handle} ended but was not pending"
+                self.ended.add(handle)
+                result.ended[handle] = event
+                self.finished_ids.append(self.ops.pop(handle).wire_id)
+            else:
+                result.others.append(event)
+        assert self.session.stats.responses_dropped == self.dropped
+        return result
+
+    def start(self, handle: RequestHandle, kind: str, progress: bool,
+              total: float | None) -> None:
+        out = self.pump()
+        assert [r["id"] for r in out.requests] == [handle.id]
+        assert not (out.notes or out.responses or out.ended or out.others)
+        meta = out.requests[0].get("params", {}).get("_meta", {})
+        assert (meta.get("progressToken") == handle.id) == progress
+        total = TOTAL if total is None else total
+        self.ops[handle] = Op(handle, kind, handle.id, progress, total, self.now + total,
+                              self.now + min(IDLE, total))
+
+    def pick_op(self, data: st.DataObject) -> Op:
+        handles = sorted(self.ops, key=lambda h: h.id)
+        return self.ops[data.draw(st.sampled_from(handles), label="op")]
+
+    # -- client operations -------------------------------------------------------------------
+
+    @rule(progress=st.booleans(), total=st.sampled_from([None, 5.0, 20.0]))
+    def call_tool(self, progress: bool, total: float | None) -> None:
+        if self.closed:
+            with pytest.raises(ConnectionClosed):
+                self.session.call_tool("t", now=self.now)
+            return
+        handle = self.session.call_tool("t", {"n": 1}, now=self.now, timeout=total,
+                                        progress=progress)
+        self.start(handle, "call", progress, total)
+
+    @rule()
+    def ping(self) -> None:
+        if self.closed:
+            with pytest.raises(ConnectionClosed):
+                self.session.ping(now=self.now)
+            return
+        self.start(self.session.ping(now=self.now), "ping", False, None)
+
+    @rule()
+    def list_tools(self) -> None:
+        if self.closed:
+            with pytest.raises(ConnectionClosed):
+                self.session.list_tools(now=self.now)
+            return
+        self.start(self.session.list_tools(now=self.now), "list", False, None)
+
+    @rule(data=st.data(), reason=st.sampled_from([None, "stop"]))
+    def cancel(self, data: st.DataObject, reason: str | None) -> None:
+        candidates = sorted(set(self.ops) | self.ended, key=lambda h: h.id)
+        if not candidates:
+            return
+        handle = data.draw(st.sampled_from(candidates), label="handle")
+        op = self.ops.get(handle)
+        assert self.session.cancel(handle, reason) is (op is not None)
+        out = self.pump()
+        assert not (out.requests or out.responses or out.others)
+        if op is None:
+            assert not out.notes and not out.ended
+            return
+        params: JSONObj = {"requestId": op.wire_id}
+        if reason:
+            params["reason"] = reason
+        assert out.notes == [{"jsonrpc": "2.0", "method": "notifications/cancelled",
+                              "params": params}]
+        event = out.ended[handle]
+        assert isinstance(event, Failed) and isinstance(event.error, RequestCancelled)
+
+    @rule(dt=st.sampled_from([0.5, 2.0, 4.5, 9.5, 10.0, 25.0]))
+    def advance(self, dt: float) -> None:
+        self.pair.advance(dt)
+        due = {h: op for h, op in self.ops.items() if op.deadline <= self.now}
+        out = self.pump()
+        assert set(out.ended) == set(due)
+        for handle, op in due.items():
+            event = out.ended[handle]
+            assert isinstance(event, Failed) and isinstance(event.error, RequestTimeout)
+            if op.deadline >= op.total_deadline:
+                assert (event.error.kind, event.error.timeout) == ("total", op.total)
+            else:
+                assert (event.error.kind, event.error.timeout) == ("idle", IDLE)
+        assert sorted(n["params"]["requestId"] for n in out.notes) == \
+            sorted(op.wire_id for op in due.values())
+        assert all(n["method"] == "notifications/cancelled" for n in out.notes)
+        assert not (out.requests or out.responses or out.others)
+
+    # -- server answers ----------------------------------------------------------------------
+
+    @precondition(lambda self: bool(self.ops))
+    @rule(data=st.data(),
+          variant=st.sampled_from(["ok", "ok", "ok", "error", "malformed", "oversize first",
+                                   "oversize last"]))
+    def answer(self, data: st.DataObject, variant: str) -> None:
+        op = self.pick_op(data)
+        rid = op.wire_id
+        expect: type[Any] | None = None  # the error type of the Failed, or None: Completed
+        next_page: str | None = None
+        if variant == "ok":
+            if op.kind == "list":
+                choices = ["end", "new"] + (["repeat"] if op.cursors else [])
+                how = data.draw(st.sampled_from(choices), label="cursor")
+                result: JSONObj = {"tools": [{"name": f"t{rid}", "inputSchema": {}}]}
+                if how == "new":
+                    next_page = f"c{rid}"
+                    result["nextCursor"] = next_page
+                    if op.pages + 1 >= MAX_PAGES:
+                        expect, next_page = RemoteProtocolError, None
+                elif how == "repeat":
+                    result["nextCursor"] = sorted(op.cursors)[0]
+                    expect = RemoteProtocolError
+            elif op.kind == "call":
+                result = {"content": [{"type": "text", "text": "ok"}]}
+            else:
+                result = {}
+            self.send({"jsonrpc": "2.0", "id": rid, "result": result})
+        elif variant == "error":
+            self.send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "no"}})
+            expect = RpcError
+        elif variant == "malformed":
+            shapes: list[JSONObj] = [
+                {"result": []}, {"result": {}, "error": {"code": 1, "message": "m"}},
+                {"error": {"code": "x"}}, {"result": {"a": 1}, "jsonrpc": "1.0"},
+            ]
+            if op.kind == "call":
+                shapes += [{"result": {"content": 5}},
+                           {"result": {"content": [{"type": ["text"]}]}},
+                           {"result": {"content": [{"type": {"x": 1}}]}}]
+            if op.kind == "list":
+                shapes.append({"result": {"tools": {}}})
+            shape = data.draw(st.sampled_from(shapes), label="shape")
+            self.send({"jsonrpc": "2.0", "id": rid, **shape})
+            expect = RemoteProtocolError
+        else:
+            result = {"content": [{"type": "text", "text": BIG}]}
+            if variant == "oversize first":
+                self.send({"jsonrpc": "2.0", "id": rid, "result": result})
+            else:
+                self.send({"jsonrpc": "2.0", "result": result, "id": rid})
+            expect = MessageTooLarge
+        out = self.pump()
+        assert not (out.notes or out.responses or out.others)
+        if next_page is not None:
+            assert not out.ended
+            [page] = out.requests
+            assert page["method"] == "tools/list" and page["params"] == {"cursor": next_page}
+            self.finished_ids.append(op.wire_id)
+            op.wire_id = page["id"]
+            op.pages += 1
+            op.cursors.add(next_page)
+            op.deadline = min(self.now + IDLE, op.total_deadline)
+            return
+        assert not out.requests
+        event = out.ended[op.handle]
+        assert list(out.ended) == [op.handle]
+        if expect is None:
+            assert isinstance(event, Completed), event
+            if op.kind == "call":
+                assert isinstance(event.value, CallToolResult)
+            elif op.kind == "ping":
+                assert event.value is None
+            else:
+                assert [t.name for t in event.value][-1] == f"t{rid}"
+        else:
+            assert isinstance(event, Failed) and type(event.error) is expect, event
+
+    @rule(data=st.data(), variant=st.sampled_from(["ok", "error", "string id", "malformed"]))
+    def stray_response(self, data: st.DataObject, variant: str) -> None:
+        """Edge cases 2 and 3: unknown, finished, timed-out or cancelled ids are dropped."""
+        rid: RequestId = data.draw(st.sampled_from([*self.finished_ids, self.max_id + 100]),
+                                   label="stray id")
+        bad = 0
+        if variant == "ok":
+            self.send({"jsonrpc": "2.0", "id": rid, "result": {"content": []}})
+        elif variant == "error":
+            self.send({"jsonrpc": "2.0", "id": rid, "error": {"code": 1, "message": "late"}})
+        elif variant == "string id":
+            self.send({"jsonrpc": "2.0", "id": str(rid), "result": {}})
+        else:
+            self.send({"jsonrpc": "2.0", "id": rid, "result": [1]})
+            bad = 1
+        if not self.closed:
+            self.dropped += 1 - bad
+        out = self.pump()
+        assert not (out.requests or out.notes or out.responses or out.ended)
+        assert len(out.others) == (0 if self.closed else bad)
+        assert all(isinstance(e, BadMessage) for e in out.others)
+
+    @rule(data=st.data(), value=st.sampled_from([0, 1, 2.5, 3, 10]))
+    def progress(self, data: st.DataObject, value: float) -> None:
+        live = sorted(h.id for h, op in self.ops.items() if op.progress)
+        stale: list[object] = [self.max_id + 7, "1", *self.finished_ids[-3:]]
+        use_live = bool(live) and data.draw(st.booleans(), label="live token")
+        tokens: list[object] = list(live) if use_live else stale
+        token = data.draw(st.sampled_from(tokens), label="token")
+        dropped_before = self.session.stats.progress_dropped
+        self.send({"jsonrpc": "2.0", "method": "notifications/progress",
+                   "params": {"progressToken": token, "progress": value}})
+        out = self.pump()
+        assert not (out.requests or out.notes or out.responses or out.ended)
+        op = next((o for o in self.ops.values() if o.progress and o.handle.id == token), None)
+        if op is None or self.closed:
+            assert out.others == []
+            assert self.session.stats.progress_dropped == dropped_before + (not self.closed)
+            return
+        op.deadline = min(self.now + IDLE, op.total_deadline)
+        if op.last_progress is None or value > op.last_progress:
+            op.last_progress = value
+            assert out.others == [Progress(handle=op.handle, progress=value)]
+        else:
+            assert out.others == []
+            assert self.session.stats.progress_dropped == dropped_before + 1
+
+    # -- server requests and notifications ---------------------------------------------------
+
+    @rule()
+    def server_ping(self) -> None:
+        rid = self.fresh_server_id()
+        if not self.closed:
+            self.expect_answers.add(rid)
+        self.send({"jsonrpc": "2.0", "id": rid, "method": "ping"})
+        out = self.pump()
+        assert not (out.requests or out.notes or out.ended or out.others)
+        assert out.responses == ([] if self.closed else
+                                 [{"jsonrpc": "2.0", "id": rid, "result": {}}])
+
+    @rule(method=st.sampled_from(["sampling/createMessage", "roots/list", "elicitation/create",
+                                  "elicitation/create bad mode", "elicitation/create url",
+                                  "sampling/createMessage tools", "tools/list", "x/y"]))
+    def server_request(self, method: str) -> None:
+        rid = self.fresh_server_id()
+        code = 0  # 0: reaches the host
+        params: JSONObj = {}
+        if method.startswith("sampling"):
+            params = {"messages": [], "maxTokens": 5}
+            if method.endswith("tools"):  # sampling.tools was not declared (F-02)
+                params["tools"] = []
+                code = -32602
+        elif method.startswith("elicitation"):
+            if method.endswith("bad mode"):
+                params["mode"] = ["url"]
+                code = -32602
+            elif method.endswith("url"):  # only form was declared (F-03)
+                params["mode"] = "url"
+                code = -32602
+        elif method != "roots/list":
+            code = -32601
+        method = method.split(maxsplit=1)[0]
+        if not self.closed:
+            self.expect_answers.add(rid)
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        out = self.pump()
+        assert not (out.requests or out.notes or out.ended)
+        if self.closed:
+            assert not (out.responses or out.others)
+        elif code == 0:
+            assert out.others == [ServerRequest(request_id=rid, method=method, params=params)]
+            assert not out.responses
+            self.host_requests.add(rid)
+        else:
+            assert not out.others
+            [answer] = out.responses
+            assert answer["id"] == rid and answer["error"]["code"] == code
+
+    @rule(data=st.data(), how=st.sampled_from(["bad method", "bad params", "oversize first",
+                                               "oversize last"]))
+    def colliding_bad_server_request(self, data: st.DataObject, how: str) -> None:
+        """A broken server request whose id equals one of our pending ids never touches our
+        request: it is a BadMessage, nothing else."""
+        ids = sorted(op.wire_id for op in self.ops.values()) or [self.max_id]
+        rid = data.draw(st.sampled_from(ids), label="colliding id")
+        message: JSONObj
+        if how == "bad method":
+            message = {"jsonrpc": "2.0", "id": rid, "method": 5}
+        elif how == "bad params":
+            message = {"jsonrpc": "2.0", "id": rid, "method": "roots/list", "params": [1]}
+        elif how == "oversize first":
+            message = {"jsonrpc": "2.0", "id": rid, "method": "sampling/createMessage",
+                       "params": {"systemPrompt": BIG}}
+        else:
+            message = {"jsonrpc": "2.0", "method": "sampling/createMessage",
+                       "params": {"systemPrompt": BIG}, "id": rid}
+        self.send(message)
+        out = self.pump()
+        assert not (out.requests or out.notes or out.responses or out.ended)
+        assert [type(e) for e in out.others] == ([] if self.closed else [BadMessage])
+
+    @rule(data=st.data(), how=st.sampled_from(["result", "error", "not JSON"]))
+    def host_answers(self, data: st.DataObject, how: str) -> None:
+        candidates = sorted(self.host_requests | self.withdrawn, key=str)
+        if not candidates:
+            return
+        rid = data.draw(st.sampled_from(candidates), label="server request")
+        outstanding = rid in self.host_requests
+        if how == "not JSON":
+            if outstanding:  # a local error; the request stays open
+                with pytest.raises(LocalProtocolError):
+                    self.session.respond(rid, {"roots": [float("nan")]})
+            else:
+                assert self.session.respond(rid, {"roots": [float("nan")]}) is False
+            out = self.pump()
+            assert not (out.requests or out.notes or out.responses or out.ended or out.others)
+            return
+        if how == "error":
+            done = self.session.respond_error(rid, -1, "refused")
+        else:
+            done = self.session.respond(rid, {"roots": []})
+        assert done is outstanding
+        self.host_requests.discard(rid)
+        out = self.pump()
+        assert not (out.requests or out.notes or out.ended or out.others)
+        assert [m["id"] for m in out.responses] == ([rid] if outstanding else [])
+
+    @rule(data=st.data())
+    def server_cancels(self, data: st.DataObject) -> None:
+        candidates = [*sorted(self.host_requests, key=str), "never-sent"]
+        rid = data.draw(st.sampled_from(candidates), label="cancelled")
+        self.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": rid, "reason": "changed my mind"}})
+        out = self.pump()
+        assert not (out.requests or out.notes or out.responses or out.ended)
+        if rid in self.host_requests and not self.closed:
+            assert out.others == [ServerRequestCancelled(request_id=rid,
+                                                         reason="changed my mind")]
+            self.host_requests.discard(rid)
+            self.withdrawn.add(rid)
+            self.expect_answers.discard(rid)
+        else:
+            assert out.others == []
+
+    @rule(method=st.sampled_from(["notifications/message", "notifications/tools/list_changed",
+                                  "notifications/unknown"]))
+    def notification(self, method: str) -> None:
+        self.send({"jsonrpc": "2.0", "method": method,
+                   "params": {"level": "info", "data": "d"}})
+        out = self.pump()
+        assert not (out.requests or out.notes or out.responses or out.ended)
+        expected = {"notifications/message": LogMessage,
+                    "notifications/tools/list_changed": ListChanged,
+                    "notifications/unknown": OtherNotification}[method]
+        assert [type(e) for e in out.others] == ([] if self.closed else [expected])
+
+    @rule(line=st.one_of(
+        st.sampled_from([
+            b"not json", b"\xff\xfe", b"[1,2]", b"{}", b'{"jsonrpc":"2.0"}', b'"s"', b"42",
+            b'{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}',
+            b'{"jsonrpc":"2.0","error":{"code":1,"message":"x"}}',
+            b'{"jsonrpc":"2.0","method":"x","params":[]}',
+            b'{"jsonrpc":"2.0","id":"s","method":5}',
+            b'{"jsonrpc":"2.0","id":true,"method":"ping"}',
+            OVERSIZE_NOTE, DEEP,
+        ]),
+        st.binary(min_size=1, max_size=30).map(
+            lambda b: b.replace(b"\n", b"").replace(b"{", b"").replace(b"[", b"") + b"!"),
+    ))
+    def garbage(self, line: bytes) -> None:
+        """Edge case 11 and J-05 (no batches in 2025-11-25): reported, nothing else."""
+        bad_before = self.session.stats.bad_messages
+        if line == OVERSIZE_NOTE:
+            line = (b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"'
+                    + BIG.encode() + b'"}}')
+        elif line == DEEP:
+            line = b"[" * 50_000 + b"]" * 50_000
+        self.feed(line + b"\n")
+        out = self.pump()
+        assert not (out.requests or out.notes or out.responses or out.ended)
+        assert [type(e) for e in out.others] == ([] if self.closed else [BadMessage])
+        assert self.session.stats.bad_messages == bad_before + (not self.closed)
+
+    @rule(chunk=st.sampled_from([None, None, 1, 7, 256]))
+    def set_chunking(self, chunk: int | None) -> None:
+        self.chunk = chunk
+
+    @precondition(lambda self: self.steps > 25 and not self.closed)
+    @rule(how=st.sampled_from(["lost", "close", "eof"]))
+    def end_connection(self, how: str) -> None:
+        error: Any
+        if how == "lost":
+            error = ServerExited(1, "bye")
+            self.session.connection_lost(error)
+        elif how == "close":
+            error = None
+            self.session.close()
+        else:
+            error = "eof"
+            self.session.receive_eof()
+        pending = set(self.ops)
+        out = self.pump()
+        assert set(out.ended) == pending
+        for event in out.ended.values():
+            assert isinstance(event, Failed)
+            if how == "lost":
+                assert event.error is error
+            else:
+                assert isinstance(event.error, ConnectionClosed)
+        [closed] = out.others
+        assert isinstance(closed, Closed)
+        assert (closed.error is None) == (how == "close")
+        self.closed = True
+        self.host_requests.clear()
+        self.expect_answers.clear()
+        assert self.session.state is State.CLOSED
+
+    # -- invariants --------------------------------------------------------------------------
+
+    @invariant()
+    def model_matches(self) -> None:
+        assert self.session.pending_count == len(self.ops)
+        deadline = min((op.deadline for op in self.ops.values()), default=None)
+        assert self.session.next_deadline() == deadline
+        assert self.session.state is (State.CLOSED if self.closed else State.READY)
+
+
+SessionMachine.TestCase.settings = settings(
+    max_examples=200, stateful_step_count=60, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+test_session_state_machine = SessionMachine.TestCase
