@@ -818,7 +818,8 @@ class ClientSession:
             return
         p.last_progress = progress
         total = params.get("total")
-        if not (type(total) in (int, float) and math.isfinite(total)):
+        if not (isinstance(total, (int, float)) and not isinstance(total, bool)
+                and math.isfinite(total)):
             total = None
         message = params.get("message")
         self._events.append(Progress(
