@@ -137,6 +137,7 @@ def decode(obj: object) -> Message:
 
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+_dumps_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
 
 def dumps(obj: Any) -> bytes:
@@ -145,7 +146,12 @@ def dumps(obj: Any) -> bytes:
     Raises ``ValueError``/``TypeError`` for values JSON cannot carry (NaN, sets, ...): a
     :class:`LocalProtocolError` is raised by the session, which knows which call it was.
     """
-    return _dumps(obj).encode("utf-8")
+    try:
+        return _dumps(obj).encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (for example an id the server sent as "\ud800") cannot be UTF-8:
+        # escape it as JSON, which gives the server back exactly what it sent.
+        return _dumps_ascii(obj).encode("ascii")
 
 
 def encode(message: Message) -> dict[str, Any]:

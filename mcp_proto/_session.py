@@ -22,7 +22,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from ._errors import (
     ConnectionClosed,
@@ -95,6 +95,11 @@ _RESPONSE_START = re.compile(rb'^\s*\{\s*' + _JSONRPC_KEY + rb'"(?:result|error)
 _TAIL_ID = re.compile(
     rb'"id"\s*:\s*(-?\d{1,18})\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$'
 )
+
+
+def _finite_number(value: object) -> TypeGuard[float]:
+    """An int (not a bool) or a finite float: what progress values may be (P-02)."""
+    return type(value) is int or (type(value) is float and math.isfinite(value))
 
 
 def _empty(result: dict[str, Any]) -> None:
@@ -801,8 +806,7 @@ class ClientSession:
         token = params.get("progressToken")
         progress = params.get("progress")
         p = self._pending.get(token) if type(token) is int else None
-        if p is None or not p.progress or not isinstance(progress, (int, float)) \
-                or isinstance(progress, bool) or not math.isfinite(progress):
+        if p is None or not p.progress or not _finite_number(progress):
             self.stats.progress_dropped += 1
             return
         assert type(token) is int
@@ -818,8 +822,7 @@ class ClientSession:
             return
         p.last_progress = progress
         total = params.get("total")
-        if not (isinstance(total, (int, float)) and not isinstance(total, bool)
-                and math.isfinite(total)):
+        if not _finite_number(total):
             total = None
         message = params.get("message")
         self._events.append(Progress(
