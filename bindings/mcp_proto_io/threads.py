@@ -58,8 +58,11 @@ from ._process import StderrTail, argv_of, spawn, stop_process_tree
 
 __all__ = ["Client", "connect_stdio"]
 
-#: Bytes asked of the stdout pipe per read: a pipe holds 64 KiB on Linux.
+#: Bytes asked of the stdout pipe per read.  Small, because os.read allocates the whole size
+#: before it knows how much came; a read that fills it switches to :data:`BIG_READ_SIZE` (a
+#: large message is streaming in) until a read brings less than :data:`READ_SIZE`.
 READ_SIZE = 1 << 16
+BIG_READ_SIZE = 1 << 20
 
 #: How often the service thread checks that the server process still runs, in seconds.  Only
 #: matters when the server died but a grandchild keeps its stdout open (no EOF arrives).
@@ -215,13 +218,15 @@ class _Connection:
         session = self.session
         read = os.read
         monotonic = time.monotonic
+        size = READ_SIZE
         while True:
             try:
-                data = read(fd, READ_SIZE)
+                data = read(fd, size)
             except OSError:
                 data = b""
             if not data:
                 break
+            size = BIG_READ_SIZE if len(data) >= READ_SIZE else READ_SIZE
             with self.lock:
                 session.receive_data(data, now=monotonic())
                 out = session.data_to_send()
