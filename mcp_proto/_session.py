@@ -260,14 +260,15 @@ class ClientSession:
         framer.feed(data)
         self._drain_framer(now)
 
-    def receive_eof(self) -> None:
+    def receive_eof(self, error: MCPError | None = None) -> None:
         """The server closed its stdout.  A final unterminated line is still processed, then
-        every pending request fails with :class:`ConnectionClosed`."""
+        every pending request fails with ``error`` (default :class:`ConnectionClosed`; a
+        binding that knows the exit code passes :class:`ServerExited`)."""
         if self.state is State.CLOSED:
             return
         self._framer.feed_eof()
         self._drain_framer(None)
-        self.connection_lost(ConnectionClosed("the server closed its output"))
+        self.connection_lost(error or ConnectionClosed("the server closed its output"))
 
     def connection_lost(self, error: MCPError) -> None:
         """The transport ended (for example :class:`ServerExited`).  Every pending request
@@ -420,7 +421,7 @@ class ClientSession:
         server gets ``notifications/cancelled``; a late response is dropped (C-03).  Returns
         False if the operation already ended.  ``initialize`` cannot be cancelled (C-02):
         raises :class:`LocalProtocolError`."""
-        if handle.method == "initialize":
+        if handle is self._init_handle:
             raise LocalProtocolError("initialize cannot be cancelled (MCP lifecycle rule); "
                                      "close the session instead")
         rid = handle.id
@@ -499,6 +500,8 @@ class ClientSession:
                                               else ""))
                 raise LocalProtocolError(f"cannot send {method} while the session is "
                                          f"{state.value}; wait for Ready")
+            if method == "initialize":
+                raise LocalProtocolError("initialize is sent by ClientSession.initialize(), once")
             if capability is not None and capability not in self.server_capabilities:
                 raise LocalProtocolError(
                     f"the server did not declare the {capability!r} capability, so {method} "
@@ -518,7 +521,14 @@ class ClientSession:
                       idle_timeout: float | None = None) -> None:
         limits = self.limits
         total = limits.request_timeout if timeout is None else timeout
-        idle = limits.idle_timeout if idle_timeout is None else idle_timeout
+        if idle_timeout is not None:
+            idle = idle_timeout
+        elif timeout is not None:
+            # An explicit total longer than the default silence means "this may take long":
+            # the idle deadline must not cut it short behind the caller's back.
+            idle = max(limits.idle_timeout, total)
+        else:
+            idle = limits.idle_timeout
         if not (total > 0 and idle > 0):
             raise ValueError(f"timeouts must be positive, got {timeout!r} and {idle_timeout!r}")
         if total_deadline is None:
@@ -557,7 +567,7 @@ class ClientSession:
 
     def _abandon(self, rid: int, p: _Pending, error: MCPError, reason: str | None) -> None:
         """A request ends on our side (timeout or cancel): tell the server, fail the handle."""
-        if p.method == "initialize":
+        if p.handle is self._init_handle:
             self._events.append(Failed(handle=p.handle, error=error))
             self._shutdown(error, Input.INIT_FAILED, failed_init=True)
             return
@@ -571,7 +581,7 @@ class ClientSession:
         """A popped request failed because of what the server sent.  A failed ``initialize``
         ends the session: there is nothing to talk to."""
         self._events.append(Failed(handle=p.handle, error=error))
-        if p.method == "initialize":
+        if p.handle is self._init_handle:
             self._shutdown(error, Input.INIT_FAILED, failed_init=True)
 
     def _shutdown(self, error: MCPError | None, how: Input, failed_init: bool = False) -> None:
@@ -699,7 +709,7 @@ class ClientSession:
 
     def _on_result(self, rid: int, p: _Pending, result: dict[str, Any],
                    now: float | None) -> None:
-        if p.method == "initialize":
+        if p.handle is self._init_handle:
             self._on_initialize_result(p, result)
             return
         walk = p.walk

@@ -1382,3 +1382,43 @@ def test_notify_after_close_raises_connection_closed() -> None:
     pair.session.close()
     with pytest.raises(ConnectionClosed):
         pair.session.notify_roots_list_changed()
+
+
+# -- review findings ------------------------------------------------------------------------
+
+
+def test_l08_initialize_cannot_be_sent_again_as_a_plain_request() -> None:
+    """L-01/L-08: the handshake is ClientSession.initialize(), once; a second ``initialize``
+    through send_request is refused before anything is sent (it used to break the lifecycle
+    table from inside receive_data)."""
+    pair = ready_pair()
+    with pytest.raises(LocalProtocolError):
+        pair.session.send_request("initialize", {}, now=pair.now)
+    assert pair.sent() == []
+
+
+def test_l09_explicit_long_total_is_not_cut_by_default_idle() -> None:
+    """L-09: a caller who asks for a 300 s total without an idle timeout gets 300 s, not the
+    60 s default silence."""
+    pair = ready_pair(limits=Limits(idle_timeout=60.0, request_timeout=600.0))
+    handle = pair.session.read_resource("demo://x", now=pair.now, timeout=300.0)
+    pair.sent()
+    assert pair.session.next_deadline() == pair.now + 300.0
+    pair.advance(299.0)
+    assert all(getattr(e, "handle", None) != handle for e in pair.events())
+
+
+def test_receive_eof_fails_pending_with_the_binding_error() -> None:
+    """A binding that knows the exit code passes ServerExited to receive_eof; a final line
+    without a newline is still processed first."""
+    pair = ready_pair()
+    handle, request = call(pair)
+    pending, _ = call(pair)
+    pair.session.receive_data(dumps({"jsonrpc": "2.0", "id": request["id"],
+                                     "result": {"content": []}}), now=pair.now)
+    pair.session.receive_eof(ServerExited(3, "bye"))
+    events = pair.events()
+    assert any(isinstance(e, Completed) and e.handle == handle for e in events)
+    failed = [e for e in events if isinstance(e, Failed) and e.handle == pending]
+    assert len(failed) == 1 and isinstance(failed[0].error, ServerExited)
+    assert failed[0].error.exit_code == 3

@@ -69,6 +69,9 @@ class Op:
     total: float
     total_deadline: float
     deadline: float
+    idle: float = IDLE
+    """Longest silence: IDLE, or the explicit total when that is longer (no idle cut-off
+    behind the back of a caller who asked for a long total)."""
     last_progress: float | None = None
     pages: int = 0
     cursors: set[str] = field(default_factory=set)
@@ -168,9 +171,10 @@ class SessionMachine(RuleBasedStateMachine):
         assert not (out.notes or out.responses or out.ended or out.others)
         meta = out.requests[0].get("params", {}).get("_meta", {})
         assert (meta.get("progressToken") == handle.id) == progress
+        idle = IDLE if total is None else max(IDLE, total)
         total = TOTAL if total is None else total
         self.ops[handle] = Op(handle, kind, handle.id, progress, total, self.now + total,
-                              self.now + min(IDLE, total))
+                              self.now + min(idle, total), idle)
 
     def pick_op(self, data: st.DataObject) -> Op:
         handles = sorted(self.ops, key=lambda h: h.id)
@@ -237,7 +241,7 @@ class SessionMachine(RuleBasedStateMachine):
             if op.deadline >= op.total_deadline:
                 assert (event.error.kind, event.error.timeout) == ("total", op.total)
             else:
-                assert (event.error.kind, event.error.timeout) == ("idle", IDLE)
+                assert (event.error.kind, event.error.timeout) == ("idle", op.idle)
         assert sorted(n["params"]["requestId"] for n in out.notes) == \
             sorted(op.wire_id for op in due.values())
         assert all(n["method"] == "notifications/cancelled" for n in out.notes)
@@ -306,7 +310,7 @@ class SessionMachine(RuleBasedStateMachine):
             op.wire_id = page["id"]
             op.pages += 1
             op.cursors.add(next_page)
-            op.deadline = min(self.now + IDLE, op.total_deadline)
+            op.deadline = min(self.now + op.idle, op.total_deadline)
             return
         assert not out.requests
         event = out.ended[op.handle]
@@ -361,7 +365,7 @@ class SessionMachine(RuleBasedStateMachine):
             assert out.others == []
             assert self.session.stats.progress_dropped == dropped_before + (not self.closed)
             return
-        op.deadline = min(self.now + IDLE, op.total_deadline)
+        op.deadline = min(self.now + op.idle, op.total_deadline)
         if op.last_progress is None or value > op.last_progress:
             op.last_progress = value
             assert out.others == [Progress(handle=op.handle, progress=value)]
