@@ -137,12 +137,13 @@ def _wait_gone(proc: subprocess.Popen[bytes], deadline: float) -> bool:
 
 
 def stop_process_tree(proc: subprocess.Popen[bytes], *, exit_grace: float = EXIT_GRACE,
-                      term_grace: float = TERM_GRACE) -> int | None:
+                      term_grace: float = TERM_GRACE, close_stdin: bool = True) -> int | None:
     """Stop a server and its process group: close stdin, wait, SIGTERM, wait, SIGKILL.
 
     Blocking; returns the leader's exit code.  Never raises for a process that is already gone.
+    ``close_stdin=False`` when the caller closes stdin itself (under its write lock).
     """
-    if proc.stdin is not None:
+    if close_stdin and proc.stdin is not None:
         try:
             proc.stdin.close()
         except OSError:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import _thread
 import os
+import select
 import subprocess
 import threading
 import time
@@ -39,6 +40,7 @@ from mcp_proto import (
     GetPromptResult,
     Implementation,
     Limits,
+    LocalProtocolError,
     MCPError,
     Progress,
     Prompt,
@@ -74,6 +76,13 @@ HANDLER_WORKERS = 4
 
 #: Seconds to wait for the stderr reader to collect a dying server's last words.
 STDERR_SETTLE = 0.5
+
+#: Longest time the service thread lets the stdout reader drain what a server wrote before
+#: it exited, before it declares the server gone itself (only when no EOF comes).
+STDOUT_SETTLE = 2.0
+
+#: Longest wait for the server's stdin to accept bytes before deadlines are checked again.
+WRITE_POLL = 0.05
 
 DEFAULT_CLIENT_INFO = Implementation(name="mcp-proto", version="0.1.0")
 
@@ -122,6 +131,11 @@ class _Connection:
         self.armed: float | None = None  # the deadline the service thread sleeps towards
         self.exit_error: MCPError | None = None
         self.stderr = StderrTail()
+        self.partial: memoryview | None = None  # output the pipe did not take yet (wlock)
+        self.write_blocked = False  # the server's stdin is full (under self.lock)
+        self._stop_lock = threading.Lock()
+        self._stopped = False
+        self._closing = False
         self._executor: ThreadPoolExecutor | None = None
         try:
             self.proc = spawn(client._command, env=client._env, cwd=client._cwd)
@@ -130,6 +144,9 @@ class _Connection:
                 f"cannot start the server {argv_of(client._command)[0]!r}: {exc}") from exc
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         self.stdin_fd = self.proc.stdin.fileno()
+        # Never block in write(): a server that stops reading must not stall a caller past its
+        # deadline, nor the service thread that fires deadlines.
+        os.set_blocking(self.stdin_fd, False)
         self.threads = [
             threading.Thread(target=self._read_stdout, name="mcp-proto-stdout", daemon=True),
             threading.Thread(target=self._read_stderr, name="mcp-proto-stderr", daemon=True),
@@ -142,6 +159,10 @@ class _Connection:
 
     def start(self, op: Callable[[float], RequestHandle],
               on_progress: ProgressCallback | None = None) -> _Waiter:
+        if threading.current_thread() is self.threads[0]:
+            raise LocalProtocolError(
+                "a call from on_progress / on_notification would wait for the thread that runs "
+                "that callback; make the call from another thread")
         waiter = _Waiter(on_progress)
         with self.lock:
             if self.closed:
@@ -185,34 +206,66 @@ class _Connection:
             self.queue.append(data)
 
     def _flush(self) -> None:
-        """Write queued output, unless another thread is writing (it will take ours too)."""
-        while self.queue and self.wlock.acquire(blocking=False):
+        """Write queued output, unless another thread is writing (it takes ours too).  If the
+        server's stdin is full, the service thread finishes the job: no caller waits on it."""
+        while self.wlock.acquire(blocking=False):
             try:
-                while True:
-                    with self.lock:
-                        if not self.queue:
-                            break
-                        chunks = self.queue
-                        self.queue = []
-                    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-                    self._write_all(data)
+                done = self._pump_out()
             finally:
                 self.wlock.release()
+            with self.lock:
+                if not done:
+                    self.write_blocked = True
+                    self.cond.notify()
+                    return
+                if not self.queue:
+                    return
 
-    def _write_all(self, data: bytes) -> None:
-        view = memoryview(data)
-        try:
-            while view:
-                n = os.write(self.stdin_fd, view)
-                view = view[n:]
-        except OSError:
-            # The server closed its stdin (it is exiting): the reader will see EOF and fail
-            # the pending requests with the exit code.
-            pass
+    def _pump_out(self) -> bool:
+        """Write as much as the pipe takes (hold ``wlock``).  False if the pipe is full."""
+        while True:
+            view = self.partial
+            if view is None:
+                with self.lock:
+                    if not self.queue:
+                        return True
+                    chunks = self.queue
+                    self.queue = []
+                view = memoryview(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+            try:
+                while view:
+                    view = view[os.write(self.stdin_fd, view):]
+            except BlockingIOError:
+                self.partial = view
+                return False
+            except OSError:
+                # The server closed its stdin (it is exiting): the reader sees EOF and fails
+                # the pending requests with the exit code.
+                with self.lock:
+                    self.queue.clear()
+            self.partial = None
 
     # -- reader thread ----------------------------------------------------------------------
 
     def _read_stdout(self) -> None:
+        try:
+            self._read_stdout_loop()
+        except BaseException as exc:  # a bug must fail the calls, not strand them
+            self._crashed(exc)
+            raise
+        self._server_gone()
+
+    def _crashed(self, exc: BaseException) -> None:
+        error = ConnectionClosed(f"mcp-proto internal error in "
+                                 f"{threading.current_thread().name}: {exc!r}")
+        with self.lock:
+            self.exit_error = self.exit_error or error
+            self.session.connection_lost(error)
+            events = self._drain_locked()
+            self.cond.notify_all()
+        self._dispatch(events)
+
+    def _read_stdout_loop(self) -> None:
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         session = self.session
@@ -236,7 +289,6 @@ class _Connection:
                 events = self._drain_locked()
             if events:
                 self._dispatch(events)
-        self._server_gone()
 
     def _server_gone(self) -> None:
         code: int | None
@@ -250,10 +302,12 @@ class _Connection:
         with self.lock:
             if not self.closed:
                 self.exit_error = error
-            self.session.connection_lost(error)
+            self.session.receive_eof(error)
             events = self._drain_locked()
             self.cond.notify()
         self._dispatch(events)
+        # Stop what is left of the group now, while its id cannot have been reused.
+        self._stop_tree()
 
     def _drain_locked(self) -> list[tuple[Event, _Waiter | None]]:
         """Take the core's events, pairing each outcome with its waiter (under the lock)."""
@@ -331,76 +385,127 @@ class _Connection:
             error = (exc.code, exc.message, exc.data)
         except Exception as exc:
             error = (-32603, f"client handler failed: {type(exc).__name__}: {exc}", None)
+        if error is None and not isinstance(result, dict):
+            error = (-32603, f"client handler returned {type(result).__name__}, not an object",
+                     None)
         with self.lock:
-            if error is None:
-                assert result is not None
-                self.session.respond(request.request_id, result)
-            else:
-                self.session.respond_error(request.request_id, *error)
+            try:
+                if error is None:
+                    assert result is not None
+                    self.session.respond(request.request_id, result)
+                else:
+                    self.session.respond_error(request.request_id, *error)
+            except LocalProtocolError as exc:  # the handler's answer is not JSON
+                self.session.respond_error(request.request_id, -32603,
+                                           f"client handler returned no JSON: {exc}"[:300])
             self._queue_output_locked()
         self._flush()
 
     # -- service thread ---------------------------------------------------------------------
 
     def _service(self) -> None:
+        try:
+            self._service_loop()
+        except BaseException as exc:
+            self._crashed(exc)
+            raise
+
+    def _service_loop(self) -> None:
         session = self.session
         while True:
             with self.lock:
-                while not self.queue and not self.closed:
-                    deadline = session.next_deadline()
-                    now = time.monotonic()
-                    if deadline is not None and deadline <= now:
-                        break
+                if self.closed:
+                    return
+                deadline = session.next_deadline()
+                now = time.monotonic()
+                if (deadline is None or deadline > now) and not self.queue \
+                        and not self.write_blocked:
                     wait = PROCESS_POLL_INTERVAL if deadline is None else min(
                         deadline - now, PROCESS_POLL_INTERVAL)
                     self.armed = deadline
                     self.cond.wait(wait)
                     self.armed = None
-                    if self.proc.poll() is not None and not self.queue:
-                        break
-                if self.closed and not self.queue:
-                    return
-                exited = self.proc.returncode is not None
                 session.handle_timeout(time.monotonic())
                 self._queue_output_locked()
                 events = self._drain_locked()
+                blocked = self.write_blocked
             if events:
                 self._dispatch(events)
-            self._flush_blocking()
-            if exited:
-                # The server is gone.  Usually the reader sees EOF first; when a grandchild
-                # keeps the pipe open no EOF comes, so the service thread ends the session.
+            fd = self.stdin_fd
+            if blocked and fd >= 0:
+                try:
+                    select.select([], [fd], [], WRITE_POLL)
+                except (OSError, ValueError):  # closed meanwhile
+                    pass
+            with self.wlock:  # holders never block: the pipe is non-blocking
+                done = self._pump_out()
+            with self.lock:
+                self.write_blocked = not done
+            if self.proc.poll() is not None:
+                # The server is gone.  Let the reader take what it wrote first (it calls
+                # _server_gone at EOF); if a grandchild keeps the pipe open no EOF comes,
+                # so end the session from here.
+                self._settle_stdout()
                 self._server_gone()
                 return
 
-    def _flush_blocking(self) -> None:
-        """The service thread may block on the write lock: it holds no other lock."""
-        while True:
-            with self.lock:
-                if not self.queue:
-                    return
-            with self.wlock:
-                with self.lock:
-                    chunks = self.queue
-                    self.queue = []
-                if chunks:
-                    self._write_all(b"".join(chunks))
+    def _settle_stdout(self) -> None:
+        """Wait while the reader still has bytes (or the EOF) to take from stdout."""
+        reader = self.threads[0]
+        assert self.proc.stdout is not None
+        end = time.monotonic() + STDOUT_SETTLE
+        while reader.is_alive() and time.monotonic() < end:
+            try:
+                readable, _, _ = select.select([self.proc.stdout], [], [], 0.1)
+            except (OSError, ValueError):
+                return
+            if not readable:
+                return  # nothing left and no EOF coming: a grandchild holds the pipe
+            reader.join(0.05)
 
     # -- shutdown ---------------------------------------------------------------------------
 
+    def _close_stdin(self) -> None:
+        # Under the write lock, so no writer uses the descriptor after it is closed (and
+        # possibly reused by another file); later writes get EBADF and are dropped.
+        with self.wlock:
+            if self.stdin_fd >= 0:
+                self.stdin_fd = -1
+                if self.proc.stdin is not None:
+                    try:
+                        self.proc.stdin.close()
+                    except OSError:
+                        pass
+
+    def _stop_tree(self) -> None:
+        with self._stop_lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        self._close_stdin()
+        stop_process_tree(self.proc, close_stdin=False)
+
     def close(self) -> None:
+        """Idempotent; any thread (also a handler or a callback)."""
         with self.lock:
+            if self._closing:
+                return
+            self._closing = True
             self.session.close()
             events = self._drain_locked()
             self.closed = True
             self.cond.notify_all()
         self._dispatch(events)
-        stop_process_tree(self.proc)
+        self._stop_tree()
+        current = threading.current_thread()
         for t in self.threads:
-            if t is not threading.current_thread():
+            if t is not current:
                 t.join(5.0)
-        for f in (self.proc.stdout, self.proc.stderr):
-            if f is not None:
+        # Close a pipe only once its reader is gone: a live reader would read whatever file
+        # reuses the descriptor.  A reader still blocked (a setsid grandchild holds the pipe)
+        # closes nothing and ends with that process.
+        for f, t in ((self.proc.stdout, self.threads[0]), (self.proc.stderr, self.threads[1])):
+            if f is not None and not t.is_alive():
                 f.close()
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
@@ -449,6 +554,7 @@ class Client:
         self._roots = roots
         self._on_notification = on_notification
         self._conn: _Connection | None = None
+        self._connecting: _Connection | None = None  # published so close() can abort it
         self._conn_lock = threading.Lock()
         self._closed = False
         self._ready: Ready | None = None
@@ -483,13 +589,19 @@ class Client:
                 return conn
             if conn is not None:
                 conn.close()
+            self._conn = None
             conn = _Connection(self)
+            self._connecting = conn
             try:
+                if self._closed:  # close() ran while the process started
+                    raise ConnectionClosed("the client is closed")
                 ready = conn.call(lambda now: conn.session.initialize(now=now,
                                                                        timeout=self._timeout))
             except BaseException:
                 conn.close()
                 raise
+            finally:
+                self._connecting = None
             self._ready = ready
             self._conn = conn
             return conn
@@ -506,8 +618,11 @@ class Client:
     def close(self) -> None:
         """Stop the server (close stdin, SIGTERM, SIGKILL on its process group) and the
         threads.  Pending calls fail with :class:`ConnectionClosed`.  Idempotent."""
+        self._closed = True
+        connecting = self._connecting
+        if connecting is not None:  # abort a handshake in progress: its caller gets an error
+            connecting.close()
         with self._conn_lock:
-            self._closed = True
             conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
