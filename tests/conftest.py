@@ -76,6 +76,9 @@ def find_time_server() -> Path | None:
 def everything_command() -> list[str]:
     """argv of ``@modelcontextprotocol/server-everything`` over stdio."""
     node = shutil.which("node")
+    recorded = REPO / ".ci" / "node" / "NODE"  # .ci/install records the node it used
+    if node is None and recorded.is_file():
+        node = recorded.read_text().strip() or None
     if node is None:
         missing_server("node is not on PATH (needed for server-everything)")
     js = find_everything_js()
