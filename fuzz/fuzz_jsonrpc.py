@@ -15,7 +15,6 @@ Run: ``python fuzz/fuzz_jsonrpc.py -dict=fuzz/jsonrpc.dict -atheris_runs=100000`
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from pathlib import Path
@@ -96,12 +95,7 @@ def check(data: bytes) -> None:
             check_value(item)
 
 
-def main() -> None:
-    atheris = importlib.import_module("atheris")
-    atheris.instrument_all()
-    atheris.Setup(sys.argv, check)
-    atheris.Fuzz()
-
-
 if __name__ == "__main__":
-    main()
+    from fuzz._runner import fuzz_main
+
+    fuzz_main(check)

@@ -18,8 +18,6 @@ Run: ``python fuzz/fuzz_ndjson.py -atheris_runs=100000`` (libFuzzer flags pass t
 
 from __future__ import annotations
 
-import importlib
-import os
 import sys
 from pathlib import Path
 
@@ -153,21 +151,7 @@ def check(data: bytes) -> None:
     _same(frame(chunks_for(data), limit), want, limit, "chunked")
 
 
-def _check_skipping_known(data: bytes) -> None:
-    try:
-        check(data)
-    except AssertionError as exc:
-        if known_bug(exc) is None:
-            raise
-
-
-def main() -> None:
-    atheris = importlib.import_module("atheris")
-    atheris.instrument_all()
-    skip = os.environ.get("MCP_PROTO_FUZZ_SKIP_KNOWN") == "1"
-    atheris.Setup(sys.argv, _check_skipping_known if skip else check)
-    atheris.Fuzz()
-
-
 if __name__ == "__main__":
-    main()
+    from fuzz._runner import fuzz_main
+
+    fuzz_main(check, known_bug)

@@ -30,10 +30,8 @@ on past them.  Run: ``python fuzz/fuzz_session.py -dict=fuzz/jsonrpc.dict -max_t
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -530,21 +528,7 @@ def check(data: bytes) -> None:
     run.finish()
 
 
-def _check_skipping_known(data: bytes) -> None:
-    try:
-        check(data)
-    except AssertionError as exc:
-        if known_bug(exc) is None:
-            raise
-
-
-def main() -> None:
-    atheris = importlib.import_module("atheris")
-    atheris.instrument_all()
-    skip = os.environ.get("MCP_PROTO_FUZZ_SKIP_KNOWN") == "1"
-    atheris.Setup(sys.argv, _check_skipping_known if skip else check)
-    atheris.Fuzz()
-
-
 if __name__ == "__main__":
-    main()
+    from fuzz._runner import fuzz_main
+
+    fuzz_main(check, known_bug)

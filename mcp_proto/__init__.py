@@ -6,6 +6,7 @@ gives back events and bytes.  Runtime bindings live in :mod:`mcp_proto_io`.
 
 from __future__ import annotations
 
+from ._capabilities import client_capabilities
 from ._errors import (
     ConnectionClosed,
     LocalProtocolError,
@@ -64,7 +65,7 @@ from ._types import (
     Tool,
     UnknownContent,
 )
-from ._versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION
+from ._versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, accepted_versions
 
 __version__ = "0.1.0"
 
@@ -125,5 +126,7 @@ __all__ = [
     "Tool",
     "UnknownContent",
     "UnsupportedVersion",
+    "accepted_versions",
+    "client_capabilities",
     "__version__",
 ]

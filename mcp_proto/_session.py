@@ -75,6 +75,7 @@ __all__ = ["ClientSession", "SessionStats"]
 # JSON-RPC error codes the client itself sends (section 4.2).
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 
 _LOG_LEVELS = frozenset(
     {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
@@ -451,6 +452,29 @@ class ClientSession:
         if data is not None:
             error["data"] = data
         return self._answer(request_id, {"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    def respond_with(self, request_id: RequestId, outcome: object) -> bool:
+        """Answer a :class:`ServerRequest` with whatever the host's handler produced: a result
+        object is sent as the result; an :class:`RpcError` it raised keeps its code, message and
+        data (for example -1, "User rejected"); any other exception, a result that is not an
+        object, or one that is not JSON becomes -32603 naming the problem.  Never raises.
+        Returns False if there is nothing to answer (withdrawn, or the session ended)."""
+        if isinstance(outcome, RpcError):
+            try:
+                return self.respond_error(request_id, outcome.code, outcome.message,
+                                          outcome.data)
+            except LocalProtocolError:  # data is not JSON: keep the code, drop the data
+                return self.respond_error(request_id, outcome.code, outcome.message)
+        if isinstance(outcome, BaseException):
+            message = f"client handler failed: {type(outcome).__name__}: {outcome}"
+        elif not isinstance(outcome, dict):
+            message = f"client handler returned {type(outcome).__name__}, not an object"
+        else:
+            try:
+                return self.respond(request_id, outcome)
+            except LocalProtocolError as exc:
+                message = f"client handler returned no JSON: {exc}"
+        return self.respond_error(request_id, INTERNAL_ERROR, message[:500])
 
     def _answer(self, request_id: RequestId, obj: dict[str, Any]) -> bool:
         method = self._server_requests.get(request_id)

@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -143,6 +143,33 @@ def children_of(pid: int) -> list[tuple[int, str, str]]:
         if len(fields) >= 2 and int(fields[1]) == pid:
             out.append((int(entry), head.partition("(")[2], fields[0]))
     return out
+
+
+def run_threads(work: Callable[[int], object], n: int, timeout: float) -> dict[int, object]:
+    """Run ``work(i)`` for i in range(n) on n threads started together (a barrier), each joined
+    within ``timeout``.  Returns each thread's value; re-raises the first exception; fails if a
+    thread is still running."""
+    barrier = threading.Barrier(n, timeout=timeout)
+    results: dict[int, object] = {}
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            barrier.wait()
+            results[i] = work(i)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,), name=f"test-worker-{i}")
+               for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    assert not any(t.is_alive() for t in threads), "a worker thread did not finish in time"
+    if errors:
+        raise errors[0]
+    return results
 
 
 def wait_until(predicate: object, timeout: float, interval: float = 0.02) -> bool:

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 import pytest
-from conftest import demo_command, demo_env, proc_state
+from conftest import demo_command, demo_env, proc_state, run_threads
 from mcp_proto_io import _demo_server as demo
 from mcp_proto_io.threads import Client, connect_stdio
 
@@ -172,19 +172,8 @@ def test_slow_call_does_not_block_others() -> None:
 
 def test_32_threads_pipelined() -> None:
     with demo_client() as client:
-        barrier = threading.Barrier(32, timeout=T)
-        sums: dict[int, Any] = {}
-
-        def work(i: int) -> None:
-            barrier.wait()
-            sums[i] = client.call_tool("add", {"a": i, "b": i * 100}).structured_content
-
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(32)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(T)
-        assert not any(t.is_alive() for t in threads)
+        sums = run_threads(
+            lambda i: client.call_tool("add", {"a": i, "b": i * 100}).structured_content, 32, T)
     assert sums == {i: {"sum": i * 101} for i in range(32)}
 
 

@@ -53,6 +53,7 @@ from mcp_proto import (
     Tool,
     UnknownContent,
     UnsupportedVersion,
+    client_capabilities,
 )
 from mcp_proto._jsonrpc import dumps
 from tests.fake_server import (
@@ -1063,6 +1064,43 @@ def test_respond_with_non_json_result_is_a_local_error_and_retryable() -> None:
     with pytest.raises(LocalProtocolError):
         pair.session.respond(1, {"roots": [float("nan")]})
     assert pair.session.respond(1, {"roots": []}) is True
+
+
+@pytest.mark.parametrize(("outcome", "code", "text"), [
+    (RpcError(-1, "User rejected sampling request", {"why": "no"}), -1, "User rejected"),
+    (RpcError(-1, "rejected", {float("nan")}), -1, "rejected"),
+    (ValueError("boom"), -32603, "ValueError: boom"),
+    (None, -32603, "returned NoneType"),
+    ({"roots": [float("nan")]}, -32603, "no JSON"),
+], ids=["rpc-error", "rpc-error-bad-data", "exception", "none", "not-json"])
+def test_f02_respond_with_turns_a_handler_failure_into_an_error_answer(
+        outcome: object, code: int, text: str) -> None:
+    """F-02: the handler's exception or bad value becomes one error answer, never an
+    exception in the binding and never silence."""
+    pair = ready_pair(capabilities={"roots": {}})
+    pair.server_request("s-1", "roots/list")
+    pair.events()
+    assert pair.session.respond_with("s-1", outcome) is True
+    [answer] = pair.sent()
+    assert answer["id"] == "s-1" and answer["error"]["code"] == code
+    assert text in answer["error"]["message"]
+    if code == -1 and isinstance(outcome, RpcError) and outcome.data == {"why": "no"}:
+        assert answer["error"]["data"] == {"why": "no"}
+    assert pair.session.respond_with("s-1", {}) is False  # answered once only
+
+
+def test_respond_with_a_result_object() -> None:
+    pair = ready_pair(capabilities={"roots": {}})
+    pair.server_request(7, "roots/list")
+    pair.events()
+    assert pair.session.respond_with(7, {"roots": []}) is True
+    assert pair.sent() == [{"jsonrpc": "2.0", "id": 7, "result": {"roots": []}}]
+
+
+def test_client_capabilities_declare_what_the_host_answers() -> None:
+    assert client_capabilities() == {}
+    assert client_capabilities(sampling=True, elicitation=True, roots=True) == {
+        "sampling": {}, "elicitation": {"form": {}}, "roots": {"listChanged": True}}
 
 
 # -- notifications ---------------------------------------------------------------------------

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
 import time
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from conftest import proc_state, wait_until
+from conftest import proc_state, run_threads, wait_until
 from mcp_proto_io.threads import Client, connect_stdio
 
 from mcp_proto import (
@@ -239,28 +238,14 @@ def test_everything_client_features(everything_command: list[str]) -> None:
 
 def test_everything_32_threads_pipelined(everything_command: list[str]) -> None:
     with everything(everything_command) as client:
-        barrier = threading.Barrier(32, timeout=T)
-        results: dict[int, tuple[str, str]] = {}
-        errors: list[BaseException] = []
 
-        def work(i: int) -> None:
-            try:
-                barrier.wait()
-                echo = client.call_tool("echo", {"message": f"thread-{i}"}).text
-                total = client.call_tool("get-sum", {"a": i, "b": 1000}).text
-                results[i] = (echo, total)
-            except BaseException as exc:
-                errors.append(exc)
+        def work(i: int) -> tuple[str, str]:
+            echo = client.call_tool("echo", {"message": f"thread-{i}"}).text
+            return echo, client.call_tool("get-sum", {"a": i, "b": 1000}).text
 
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(32)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(T)
-        assert not any(t.is_alive() for t in threads)
-    assert errors == []
+        results = run_threads(work, 32, T)
     for i in range(32):
-        echo, total = results[i]
+        echo, total = results[i]  # type: ignore[misc]
         assert echo == f"Echo: thread-{i}"
         assert str(i + 1000) in total
 

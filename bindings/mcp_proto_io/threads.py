@@ -25,10 +25,9 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 from mcp_proto import (
-    HANDSHAKE_VERSIONS,
     CallToolResult,
     ClientSession,
     Closed,
@@ -49,13 +48,19 @@ from mcp_proto import (
     RequestHandle,
     Resource,
     ResourceTemplate,
-    Root,
-    RpcError,
     ServerExited,
     ServerRequest,
     Tool,
+    accepted_versions,
 )
 
+from ._handlers import (
+    Handler,
+    Handlers,
+    NotificationCallback,
+    ProgressCallback,
+    RootsSource,
+)
 from ._process import StderrTail, argv_of, spawn, stop_process_tree
 
 __all__ = ["Client", "connect_stdio"]
@@ -86,9 +91,6 @@ WRITE_POLL = 0.05
 
 DEFAULT_CLIENT_INFO = Implementation(name="mcp-proto", version="0.1.0")
 
-Handler = Callable[[dict[str, Any]], dict[str, Any]]
-ProgressCallback = Callable[[Progress], None]
-NotificationCallback = Callable[[Event], None]
 
 
 class _Waiter:
@@ -120,7 +122,8 @@ class _Connection:
 
     def __init__(self, client: Client) -> None:
         self.client = client
-        self.session = ClientSession(client._client_info, capabilities=client._capabilities(),
+        self.session = ClientSession(client._client_info,
+                                     capabilities=client._handlers.capabilities(),
                                      versions=client._versions, limits=client._limits)
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
@@ -192,8 +195,11 @@ class _Connection:
     def _cancel_waiter(self, waiter: _Waiter, reason: str) -> None:
         with self.lock:
             for handle, w in list(self.waiters.items()):
-                if w is waiter and handle.method != "initialize":
-                    self.session.cancel(handle, reason)
+                if w is waiter:
+                    try:
+                        self.session.cancel(handle, reason)
+                    except LocalProtocolError:  # the handshake cannot be cancelled
+                        pass
                     self._drain_locked()
             self._queue_output_locked()
         self._flush()
@@ -369,35 +375,12 @@ class _Connection:
             pass
 
     def _answer(self, request: ServerRequest) -> None:
-        client = self.client
-        result: dict[str, Any] | None = None
-        error: tuple[int, str, Any] | None = None
         try:
-            if request.method == "sampling/createMessage" and client._on_sampling:
-                result = client._on_sampling(request.params)
-            elif request.method == "elicitation/create" and client._on_elicitation:
-                result = client._on_elicitation(request.params)
-            elif request.method == "roots/list":
-                result = {"roots": [r.to_wire() for r in client._current_roots()]}
-            else:  # pragma: no cover - the core only passes declared capabilities
-                error = (-32601, f"method not found: {request.method}", None)
-        except RpcError as exc:
-            error = (exc.code, exc.message, exc.data)
+            outcome: object = self.client._handlers.call(request)
         except Exception as exc:
-            error = (-32603, f"client handler failed: {type(exc).__name__}: {exc}", None)
-        if error is None and not isinstance(result, dict):
-            error = (-32603, f"client handler returned {type(result).__name__}, not an object",
-                     None)
+            outcome = exc
         with self.lock:
-            try:
-                if error is None:
-                    assert result is not None
-                    self.session.respond(request.request_id, result)
-                else:
-                    self.session.respond_error(request.request_id, *error)
-            except LocalProtocolError as exc:  # the handler's answer is not JSON
-                self.session.respond_error(request.request_id, -32603,
-                                           f"client handler returned no JSON: {exc}"[:300])
+            self.session.respond_with(request.request_id, outcome)
             self._queue_output_locked()
         self._flush()
 
@@ -536,22 +519,17 @@ class Client:
                  client_info: Implementation | None = None, limits: Limits | None = None,
                  protocol_version: str | None = None,
                  on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
-                 roots: Sequence[Root] | Callable[[], Sequence[Root]] | None = None,
+                 roots: RootsSource | None = None,
                  on_notification: NotificationCallback | None = None) -> None:
         argv_of(command)  # validate early
-        if protocol_version is not None and protocol_version not in HANDSHAKE_VERSIONS:
-            raise ValueError(f"unknown protocol version {protocol_version!r}; "
-                             f"known: {', '.join(HANDSHAKE_VERSIONS)}")
-        self._versions = HANDSHAKE_VERSIONS if protocol_version is None else (protocol_version,)
+        self._versions = accepted_versions(protocol_version)
         self._command = command
         self._env = env
         self._cwd = cwd
         self._timeout = timeout
         self._client_info = client_info or DEFAULT_CLIENT_INFO
         self._limits = limits
-        self._on_sampling = on_sampling
-        self._on_elicitation = on_elicitation
-        self._roots = roots
+        self._handlers = Handlers(on_sampling, on_elicitation, roots)
         self._on_notification = on_notification
         self._conn: _Connection | None = None
         self._connecting: _Connection | None = None  # published so close() can abort it
@@ -560,22 +538,6 @@ class Client:
         self._ready: Ready | None = None
 
     # -- connection management --------------------------------------------------------------
-
-    def _capabilities(self) -> dict[str, Any]:
-        caps: dict[str, Any] = {}
-        if self._on_sampling is not None:
-            caps["sampling"] = {}
-        if self._on_elicitation is not None:
-            caps["elicitation"] = {"form": {}}
-        if self._roots is not None:
-            caps["roots"] = {"listChanged": True}
-        return caps
-
-    def _current_roots(self) -> Sequence[Root]:
-        roots = self._roots
-        if roots is None:
-            return ()
-        return roots() if callable(roots) else roots
 
     def _connection(self) -> _Connection:
         conn = self._conn
@@ -667,15 +629,18 @@ class Client:
 
     # -- operations -------------------------------------------------------------------------
 
-    def _t(self, timeout: float | None) -> float:
-        return self._timeout if timeout is None else timeout
+    def _run(self, timeout: float | None,
+             op: Callable[[ClientSession, float, float], RequestHandle],
+             on_progress: ProgressCallback | None = None) -> Any:
+        """Start ``op(session, now, timeout)`` on the live connection and wait for its value."""
+        c = self._connection()
+        total = self._timeout if timeout is None else timeout
+        return c.call(lambda now: op(c.session, now, total), on_progress)
 
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every tool of the server, all pages followed.  Raises the errors of any call."""
-        c = self._connection()
-        result: list[Tool] = c.call(lambda now: c.session.list_tools(now=now,
-                                                                    timeout=self._t(timeout)))
-        return result
+        return cast("list[Tool]",
+                    self._run(timeout, lambda s, now, t: s.list_tools(now=now, timeout=t)))
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                   timeout: float | None = None, idle_timeout: float | None = None,
@@ -688,81 +653,60 @@ class Client:
         :class:`ServerExited` (the call is not replayed: decide whether to call again).
         ``on_progress`` is called on the reader thread with each :class:`Progress`.
         """
-        c = self._connection()
-        result: CallToolResult = c.call(
-            lambda now: c.session.call_tool(name, arguments, now=now, timeout=self._t(timeout),
-                                            idle_timeout=idle_timeout,
-                                            progress=on_progress is not None),
-            on_progress)
-        return result
+        return cast("CallToolResult", self._run(
+            timeout,
+            lambda s, now, t: s.call_tool(name, arguments, now=now, timeout=t,
+                                          idle_timeout=idle_timeout,
+                                          progress=on_progress is not None),
+            on_progress))
 
     def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
-        c = self._connection()
-        result: list[Resource] = c.call(
-            lambda now: c.session.list_resources(now=now, timeout=self._t(timeout)))
-        return result
+        return cast("list[Resource]",
+                    self._run(timeout, lambda s, now, t: s.list_resources(now=now, timeout=t)))
 
     def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
-        c = self._connection()
-        result: list[ResourceTemplate] = c.call(
-            lambda now: c.session.list_resource_templates(now=now, timeout=self._t(timeout)))
-        return result
+        return cast("list[ResourceTemplate]", self._run(
+            timeout, lambda s, now, t: s.list_resource_templates(now=now, timeout=t)))
 
     def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
         """Read a resource.  Raises :class:`RpcError` for an unknown one."""
-        c = self._connection()
-        result: ReadResourceResult = c.call(
-            lambda now: c.session.read_resource(uri, now=now, timeout=self._t(timeout)))
-        return result
+        return cast("ReadResourceResult", self._run(
+            timeout, lambda s, now, t: s.read_resource(uri, now=now, timeout=t)))
 
     def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
-        c = self._connection()
-        result: list[Prompt] = c.call(
-            lambda now: c.session.list_prompts(now=now, timeout=self._t(timeout)))
-        return result
+        return cast("list[Prompt]",
+                    self._run(timeout, lambda s, now, t: s.list_prompts(now=now, timeout=t)))
 
     def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
                    timeout: float | None = None) -> GetPromptResult:
-        c = self._connection()
-        result: GetPromptResult = c.call(
-            lambda now: c.session.get_prompt(name, arguments, now=now, timeout=self._t(timeout)))
-        return result
+        return cast("GetPromptResult", self._run(
+            timeout, lambda s, now, t: s.get_prompt(name, arguments, now=now, timeout=t)))
 
     def complete(self, ref: dict[str, Any], argument_name: str, argument_value: str, *,
                  context_arguments: dict[str, str] | None = None,
                  timeout: float | None = None) -> CompleteResult:
-        c = self._connection()
-        result: CompleteResult = c.call(
-            lambda now: c.session.complete(ref, argument_name, argument_value,
-                                           context_arguments=context_arguments, now=now,
-                                           timeout=self._t(timeout)))
-        return result
+        return cast("CompleteResult", self._run(
+            timeout, lambda s, now, t: s.complete(ref, argument_name, argument_value,
+                                                  context_arguments=context_arguments,
+                                                  now=now, timeout=t)))
 
     def subscribe(self, uri: str, *, timeout: float | None = None) -> None:
-        c = self._connection()
-        c.call(lambda now: c.session.subscribe(uri, now=now, timeout=self._t(timeout)))
+        self._run(timeout, lambda s, now, t: s.subscribe(uri, now=now, timeout=t))
 
     def unsubscribe(self, uri: str, *, timeout: float | None = None) -> None:
-        c = self._connection()
-        c.call(lambda now: c.session.unsubscribe(uri, now=now, timeout=self._t(timeout)))
+        self._run(timeout, lambda s, now, t: s.unsubscribe(uri, now=now, timeout=t))
 
     def set_logging_level(self, level: str, *, timeout: float | None = None) -> None:
-        c = self._connection()
-        c.call(lambda now: c.session.set_logging_level(level, now=now,
-                                                       timeout=self._t(timeout)))
+        self._run(timeout, lambda s, now, t: s.set_logging_level(level, now=now, timeout=t))
 
     def ping(self, *, timeout: float | None = None) -> None:
-        c = self._connection()
-        c.call(lambda now: c.session.ping(now=now, timeout=self._t(timeout)))
+        self._run(timeout, lambda s, now, t: s.ping(now=now, timeout=t))
 
     def send_request(self, method: str, params: dict[str, Any] | None = None, *,
                      timeout: float | None = None) -> dict[str, Any]:
         """Any request the typed methods do not cover; returns the raw result object."""
-        c = self._connection()
-        result: dict[str, Any] = c.call(
-            lambda now: c.session.send_request(method, params, now=now,
-                                               timeout=self._t(timeout)))
-        return result
+        return cast("dict[str, Any]", self._run(
+            timeout, lambda s, now, t: s.send_request(method, params, now=now, timeout=t)))
 
     def notify_roots_changed(self) -> None:
         """Tell the server the roots changed; it will ask for them again."""
@@ -778,14 +722,14 @@ def connect_stdio(command: str | Sequence[str], *, env: Mapping[str, str] | None
                   client_info: Implementation | None = None, limits: Limits | None = None,
                   protocol_version: str | None = None,
                   on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
-                  roots: Sequence[Root] | Callable[[], Sequence[Root]] | None = None,
+                  roots: RootsSource | None = None,
                   on_notification: NotificationCallback | None = None) -> Client:
     """A client for the stdio server started by ``command``; use it in a ``with`` block.
 
     The server starts (and the handshake runs) when the ``with`` block is entered or at the
     first call.  ``timeout`` (seconds) bounds the handshake and is each call's default total
     deadline.  ``protocol_version`` pins one version instead of offering the newest and
-    accepting any of :data:`HANDSHAKE_VERSIONS` (``ValueError`` for an unknown one).
+    accepting any of :data:`mcp_proto.HANDSHAKE_VERSIONS` (``ValueError`` for an unknown one).
     Declaring ``on_sampling``, ``on_elicitation`` or ``roots`` declares the matching client
     capability.  See :class:`Client` for the errors.
     """
