@@ -9,15 +9,18 @@ from __future__ import annotations
 from ._capabilities import client_capabilities
 from ._errors import (
     ConnectionClosed,
+    HeaderMismatch,
     LocalProtocolError,
     MCPError,
     MessageTooLarge,
+    MissingClientCapability,
     RemoteProtocolError,
     RequestCancelled,
     RequestTimeout,
     RpcError,
     ServerExited,
     SessionExpired,
+    UnsupportedProtocolVersion,
     UnsupportedVersion,
 )
 from ._events import (
@@ -65,13 +68,22 @@ from ._types import (
     Tool,
     UnknownContent,
 )
-from ._versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, accepted_versions
+from ._versions import (
+    ALL_VERSIONS,
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    MODERN_VERSIONS,
+    accepted_versions,
+    era_of,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ALL_VERSIONS",
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
+    "MODERN_VERSIONS",
     "AudioContent",
     "BadMessage",
     "BlobResourceContents",
@@ -86,6 +98,7 @@ __all__ = [
     "Event",
     "Failed",
     "GetPromptResult",
+    "HeaderMismatch",
     "ImageContent",
     "Implementation",
     "Limits",
@@ -94,6 +107,7 @@ __all__ = [
     "LogMessage",
     "MCPError",
     "MessageTooLarge",
+    "MissingClientCapability",
     "NdjsonFramer",
     "OtherNotification",
     "Oversize",
@@ -125,8 +139,10 @@ __all__ = [
     "TextResourceContents",
     "Tool",
     "UnknownContent",
+    "UnsupportedProtocolVersion",
     "UnsupportedVersion",
     "accepted_versions",
     "client_capabilities",
+    "era_of",
     "__version__",
 ]

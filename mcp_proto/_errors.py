@@ -16,6 +16,10 @@ from typing import Any
 
 __all__ = [
     "ConnectionClosed",
+    "HeaderMismatch",
+    "MissingClientCapability",
+    "UnsupportedProtocolVersion",
+    "modern_rpc_error",
     "LocalProtocolError",
     "MCPError",
     "MessageTooLarge",
@@ -70,6 +74,49 @@ class RpcError(MCPError):
         self.method = method
         where = f" to {method}" if method else ""
         super().__init__(f"server answered{where} with error {code}: {message}")
+
+
+class HeaderMismatch(RpcError):
+    """-32020 (2026-07-28): HTTP headers and body disagreed.  Refresh ``tools/list`` and retry."""
+
+
+class MissingClientCapability(RpcError):
+    """-32021 (2026-07-28, M-03): the request needs a client capability that was not declared.
+    ``required_capabilities`` is what the server asked for."""
+
+    @property
+    def required_capabilities(self) -> Any:
+        data = self.data
+        return data.get("requiredCapabilities") if isinstance(data, dict) else None
+
+
+class UnsupportedProtocolVersion(RpcError):
+    """-32022 (2026-07-28, V-11): the server does not speak the requested version.
+    ``supported`` lists the versions it does (the client already retried once if one fit)."""
+
+    @property
+    def supported(self) -> list[str]:
+        data = self.data
+        value = data.get("supported") if isinstance(data, dict) else None
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    @property
+    def requested(self) -> Any:
+        return self.data.get("requested") if isinstance(self.data, dict) else None
+
+
+_MODERN_CODES: dict[int, type[RpcError]] = {
+    -32020: HeaderMismatch,
+    -32021: MissingClientCapability,
+    -32022: UnsupportedProtocolVersion,
+}
+
+
+def modern_rpc_error(code: int, message: str, data: Any = None, *,
+                     method: str = "") -> RpcError:
+    """The typed error for a 2026-07-28 error answer.  Pre-GA codes (-32001/-32003/-32004 of
+    the release candidate) are not recognised (V-22): they stay plain :class:`RpcError`."""
+    return _MODERN_CODES.get(code, RpcError)(code, message, data, method=method)
 
 
 class RequestTimeout(MCPError):

@@ -47,13 +47,15 @@ class RequestHandle:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Ready:
-    """The handshake finished: the session is usable."""
+    """The session is usable: the handshake finished (``era == "legacy"``) or
+    ``server/discover`` answered (``era == "modern"``)."""
 
     handle: RequestHandle
     protocol_version: str
     server_info: Implementation
     capabilities: dict[str, Any]
     instructions: str | None = None
+    era: str = "legacy"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
+    "DEFAULT_MAX_INPUT_ROUNDS",
     "DEFAULT_MAX_LIST_ITEMS",
     "DEFAULT_MAX_PAGES",
+    "DEFAULT_PROBE_FALLBACK",
     "DEFAULT_REQUEST_TIMEOUT",
     "MAX_MESSAGE_SIZE",
     "MAX_PENDING_EVENTS_WARNING",
@@ -39,6 +41,16 @@ DEFAULT_MAX_PAGES = 100
 #: Items one paginated list may collect, across all its pages, to bound memory.
 DEFAULT_MAX_LIST_ITEMS = 16384
 
+#: Seconds to wait for an answer to the ``server/discover`` probe before also sending
+#: ``initialize`` (section 2.3).  Handshake-era servers that silently ignore unknown methods
+#: then connect in well under a second (a peer SDK waits 10 s there); a modern server that is
+#: merely slow still wins, since it answers the probe it read first.
+DEFAULT_PROBE_FALLBACK = 0.5
+
+#: Rounds of ``input_required`` one request may go through (section 7: "SHOULD bound loops").
+#: Real servers ask once or twice; a server that never stops asking is cut off here.
+DEFAULT_MAX_INPUT_ROUNDS = 8
+
 #: Bytes of the server's stderr the bindings keep, to explain a crash in `ServerExited`.
 STDERR_TAIL_BYTES = 8 * 1024
 
@@ -59,10 +71,12 @@ class Limits:
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT
     max_pages: int = DEFAULT_MAX_PAGES
     max_list_items: int = DEFAULT_MAX_LIST_ITEMS
+    probe_fallback: float = DEFAULT_PROBE_FALLBACK
+    max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS
 
     def __post_init__(self) -> None:
         for name in ("max_message_size", "idle_timeout", "request_timeout", "max_pages",
-                     "max_list_items"):
+                     "max_list_items", "probe_fallback", "max_input_rounds"):
             value = getattr(self, name)
             if not value > 0:
                 raise ValueError(f"Limits.{name} must be positive, got {value!r}")

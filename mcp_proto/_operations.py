@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._errors import RemoteProtocolError
+from ._modern import ttl_seconds
 
 __all__ = ["ListWalk"]
 
@@ -21,7 +22,8 @@ class ListWalk:
     ask for, or ``None`` when the list is complete (then :attr:`items` holds everything).
     """
 
-    __slots__ = ("items", "key", "max_items", "max_pages", "method", "pages", "parse", "seen")
+    __slots__ = ("items", "key", "max_items", "max_pages", "method", "pages", "parse", "seen",
+                 "ttl")
 
     def __init__(self, method: str, key: str, parse: Callable[[object], Any], *,
                  max_pages: int, max_items: int) -> None:
@@ -33,11 +35,14 @@ class ListWalk:
         self.items: list[Any] = []
         self.seen: set[str] = set()
         self.pages = 0
+        self.ttl = float("inf")
+        """Seconds the whole list may be cached: the shortest ``ttlMs`` of its pages (S-02)."""
 
     def take_page(self, result: dict[str, Any]) -> str | None:
         """Add one page.  Raises :class:`RemoteProtocolError` for a malformed page, a repeated
         cursor, or a list past the page or item limits."""
         self.pages += 1
+        self.ttl = min(self.ttl, ttl_seconds(result))
         raw_items = result.get(self.key)
         if type(raw_items) is not list:
             raise RemoteProtocolError(

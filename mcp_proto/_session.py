@@ -33,7 +33,9 @@ from ._errors import (
     RequestCancelled,
     RequestTimeout,
     RpcError,
+    UnsupportedProtocolVersion,
     UnsupportedVersion,
+    modern_rpc_error,
 )
 from ._events import (
     BadMessage,
@@ -53,6 +55,17 @@ from ._events import (
 )
 from ._jsonrpc import ErrorResponse, Notification, Request, RequestId, Response, decode, dumps
 from ._limits import Limits
+from ._modern import (
+    CACHEABLE,
+    MRTR_METHODS,
+    Discovered,
+    Gather,
+    parse_discover,
+    parse_input_required,
+    request_meta,
+    subscription_id,
+    ttl_seconds,
+)
 from ._ndjson import NdjsonFramer, Oversize
 from ._operations import ListWalk
 from ._state import Input, State, allowed_to_send, transition
@@ -68,7 +81,7 @@ from ._types import (
     parse_resource_template,
     parse_tool,
 )
-from ._versions import BATCH_VERSIONS, HANDSHAKE_VERSIONS
+from ._versions import ALL_VERSIONS, BATCH_VERSIONS, HANDSHAKE_VERSIONS, MODERN_VERSIONS
 
 __all__ = ["ClientSession", "SessionStats"]
 
@@ -80,6 +93,8 @@ INTERNAL_ERROR = -32603
 _LOG_LEVELS = frozenset(
     {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 )
+# Notifications that belong to a request rather than to a subscription (SB-03).
+_REQUEST_SCOPED = frozenset({"notifications/progress", "notifications/message"})
 _LIST_CHANGED = {
     "notifications/tools/list_changed": "tools",
     "notifications/resources/list_changed": "resources",
@@ -123,6 +138,8 @@ class SessionStats:
     """Progress for an unknown token, or not above the last value."""
     bad_messages: int = 0
     """Lines that were not JSON, not JSON-RPC, or too large."""
+    notifications_dropped: int = 0
+    """2026-07-28 notifications for a subscription that is not this session's (SB-03)."""
 
 
 class _Pending:
@@ -134,8 +151,12 @@ class _Pending:
         "idle_timeout",
         "last_progress",
         "method",
+        "params",
         "parse",
         "progress",
+        "retried",
+        "role",
+        "rounds",
         "total_deadline",
         "total_timeout",
         "walk",
@@ -155,18 +176,23 @@ class _Pending:
         self.total_deadline = total_deadline
         self.deadline = deadline
         self.last_progress: float | None = None
+        self.params: dict[str, Any] | None = None  # as the caller gave them (for retries)
+        self.role: str | None = None  # "discover", "initialize", "listen" or None
+        self.rounds = 0  # MRTR rounds so far (section 7)
+        self.retried = False  # a -32022 / invalid-cursor retry was made (at most one)
 
 
 class ClientSession:
-    """An MCP client session over a byte stream (stdio), handshake era.
+    """An MCP client session over a byte stream (stdio), in either era.
 
-    ``client_info`` is sent in ``initialize``.  ``capabilities`` is the wire object of the
-    client's capabilities (for example ``{"sampling": {}, "elicitation": {"form": {}},
-    "roots": {"listChanged": True}}``): only requests for declared capabilities reach the host
-    as :class:`ServerRequest`; the rest are answered -32601 by the core.  ``versions`` are the
-    protocol versions accepted, newest first; the first is offered.
+    ``client_info`` is sent with the handshake (legacy) or with every request (modern, unless
+    ``send_client_info`` is False).  ``capabilities`` is the wire object of the client's
+    capabilities (see :func:`client_capabilities`): only requests for declared capabilities
+    reach the host as :class:`ServerRequest`; the core answers the rest.  ``versions`` are the
+    protocol versions accepted, newest first, from both eras (:data:`ALL_VERSIONS` by default).
 
-    Raises ``ValueError`` for an empty or unknown version list.
+    Start with :meth:`start`, which picks the era (section 2.3), or :meth:`initialize` for the
+    handshake era only.  Raises ``ValueError`` for an empty or unknown version list.
     """
 
     def __init__(
@@ -174,15 +200,19 @@ class ClientSession:
         client_info: Implementation,
         *,
         capabilities: dict[str, Any] | None = None,
-        versions: Sequence[str] = HANDSHAKE_VERSIONS,
+        versions: Sequence[str] = ALL_VERSIONS,
         limits: Limits | None = None,
+        send_client_info: bool = True,
     ) -> None:
         versions = tuple(versions)
         if not versions:
             raise ValueError("versions must name at least one protocol version")
-        unknown = [v for v in versions if v not in HANDSHAKE_VERSIONS]
+        unknown = [v for v in versions if v not in ALL_VERSIONS]
         if unknown:
-            raise ValueError(f"unknown protocol versions {unknown}; known: {HANDSHAKE_VERSIONS}")
+            raise ValueError(f"unknown protocol versions {unknown}; known: {ALL_VERSIONS}")
+        self._modern_versions = tuple(v for v in versions if v in MODERN_VERSIONS)
+        self._legacy_versions = tuple(v for v in versions if v in HANDSHAKE_VERSIONS)
+        self.send_client_info = send_client_info
         self.client_info = client_info
         self.capabilities: dict[str, Any] = dict(capabilities or {})
         self.versions = versions
@@ -201,8 +231,26 @@ class ClientSession:
         self._timers: list[tuple[float, int]] = []
         self._next_id = 1
         self._init_handle: RequestHandle | None = None
+        self._init_timeout: float | None = None
+        self._init_error: MCPError | None = None
+        self._probe_died = False
         self._server_requests: dict[RequestId, str] = {}
         self._batches = False
+        self.era: str | None = None
+        """``"modern"`` or ``"legacy"`` once Ready."""
+        self.discovered: Discovered | None = None
+        """The DiscoverResult of a modern session (a binding may reuse it, see :meth:`start`)."""
+        self._now = 0.0  # the latest time a caller gave: a fallback for respond() only
+        self._fallback_at: float | None = None  # when to also send initialize while probing
+        self._meta: dict[str, Any] = {}  # the _meta of modern requests
+        self._log_level: str | None = None
+        self._gathers: dict[RequestId, Gather] = {}
+        self._cache: dict[tuple[str, str], tuple[float, Any]] = {}
+        self._listen_rid: int | None = None
+        self._listen_asked: dict[str, Any] = {}
+        self._listen_waiters: list[tuple[RequestHandle, str | None]] = []
+        self._subscriptions: set[str] = set()
+        self._listen_accepted: dict[str, Any] = {}
 
     # -- pump -------------------------------------------------------------------------------
 
@@ -225,18 +273,26 @@ class ClientSession:
         """When :meth:`handle_timeout` must next be called (same clock as ``now``), or None."""
         timers = self._timers
         pending = self._pending
+        fallback = self._fallback_at
         while timers:
             deadline, rid = timers[0]
             p = pending.get(rid)
             if p is not None and p.deadline == deadline:
-                return deadline
+                return deadline if fallback is None or deadline < fallback else fallback
             heapq.heappop(timers)
-        return None
+        return fallback
 
     def handle_timeout(self, now: float) -> None:
         """Fail every request whose deadline has passed with :class:`RequestTimeout`, and send
         the server ``notifications/cancelled`` for each (L-09), except for ``initialize``
         (C-02), whose timeout closes the session."""
+        self._now = now
+        if self._fallback_at is not None and self._fallback_at <= now:
+            self._fallback_at = None
+            if self.state is State.PROBING:
+                # No answer to the probe yet: ask in the handshake era too, so a server that
+                # silently ignores unknown methods is reached in well under a second.
+                self._send_initialize(now, self._init_timeout)
         timers = self._timers
         pending = self._pending
         while timers and timers[0][0] <= now:
@@ -257,6 +313,7 @@ class ClientSession:
         :class:`BadMessage` event or fails the one request it answered."""
         if self.state is State.CLOSED:
             return
+        self._now = now
         framer = self._framer
         framer.feed(data)
         self._drain_framer(now)
@@ -298,15 +355,86 @@ class ClientSession:
         :class:`RemoteProtocolError` for a result without ``serverInfo``, or
         :class:`RequestTimeout`.  Raises :class:`LocalProtocolError` if called twice.
         """
+        if not self._legacy_versions:
+            raise LocalProtocolError("initialize needs a handshake-era version; this session "
+                                     f"accepts only {', '.join(self.versions)}")
         self.state = transition(self.state, Input.INITIALIZE)
+        rid = self._next_id
+        self._next_id = rid + 1
+        self._init_handle = RequestHandle(rid, "initialize")
+        self._init_timeout = timeout
+        self._send_initialize(now, timeout, rid)
+        return self._init_handle
+
+    def start(self, *, now: float, timeout: float | None = None, era: str = "auto",
+              discovered: Discovered | None = None) -> RequestHandle:
+        """Open the session in whichever era the server speaks (section 2.3) and end with
+        :class:`Ready` (its ``era`` says which) or :class:`Failed` + :class:`Closed`.
+
+        ``era="auto"``: probe with ``server/discover``; a DiscoverResult means modern; a
+        -32022 is retried once with a mutual version (V-11); any other answer, or none within
+        ``Limits.probe_fallback`` seconds, means ``initialize`` is sent as well, and whichever
+        succeeds first decides.  Pre-GA error codes count as "other" (V-22).  ``era="legacy"``
+        only does the handshake, ``era="modern"`` only discovers.  ``discovered`` (a modern
+        server's earlier :attr:`discovered`, remembered by the binding per server) makes the
+        session Ready at once with no round trip.
+
+        If the transport ends before the probe is answered, :attr:`probe_killed_server` is
+        True: some handshake-era servers exit on any request before ``initialize`` (V-23);
+        start a new process and call ``start(era="legacy")``.
+        """
+        if era not in ("auto", "modern", "legacy"):
+            raise ValueError(f"era must be 'auto', 'modern' or 'legacy', got {era!r}")
+        if era == "legacy" or not self._modern_versions:
+            return self.initialize(now=now, timeout=timeout)
+        self._now = now
+        self.state = transition(self.state, Input.PROBE)
+        rid = self._next_id
+        self._next_id = rid + 1
+        handle = self._init_handle = RequestHandle(rid, "server/discover")
+        self._init_timeout = timeout
+        if discovered is not None:
+            mutual = [v for v in self._modern_versions if v in discovered.supported_versions]
+            if mutual:
+                self._become_modern(handle, mutual[0], discovered)
+                return handle
+        self._send_discover(rid, handle, self._modern_versions[0], now, timeout)
+        if era == "auto" and self._legacy_versions:
+            self._fallback_at = now + self.limits.probe_fallback
+        return handle
+
+    @property
+    def probe_killed_server(self) -> bool:
+        """True when the transport ended while the ``server/discover`` probe was unanswered
+        and no handshake was under way: restart the server in the handshake era (V-23)."""
+        return self._probe_died
+
+    def _send_initialize(self, now: float, timeout: float | None,
+                         rid: int | None = None) -> None:
+        assert self._init_handle is not None
+        if rid is None:
+            rid = self._next_id
+            self._next_id = rid + 1
         params = {
-            "protocolVersion": self.versions[0],
+            "protocolVersion": self._legacy_versions[0],
             "capabilities": self.capabilities,
             "clientInfo": self.client_info.to_wire(),
         }
-        handle = self._request("initialize", params, now, timeout, _raw, check=False)
-        self._init_handle = handle
-        return handle
+        p = self._send_request(rid, self._init_handle, "initialize", params, now, timeout,
+                               _raw, False, None)
+        p.role = "initialize"
+
+    def _send_discover(self, rid: int, handle: RequestHandle, version: str, now: float,
+                       timeout: float | None) -> _Pending:
+        self._meta = self._modern_meta(version)
+        p = self._send_request(rid, handle, "server/discover", None, now, timeout, _raw, False,
+                               None, modern=True)
+        p.role = "discover"
+        return p
+
+    def _modern_meta(self, version: str) -> dict[str, Any]:
+        info = self.client_info.to_wire() if self.send_client_info else None
+        return request_meta(version, self.capabilities, info, self._log_level)
 
     def list_tools(self, *, now: float, timeout: float | None = None) -> RequestHandle:
         """All tools, every page (S-01).  Completes with ``list[Tool]``; an empty list without
@@ -352,6 +480,9 @@ class ClientSession:
                       timeout: float | None = None) -> RequestHandle:
         """Read a resource (R-02).  Completes with ``ReadResourceResult``; an unknown resource
         fails with :class:`RpcError` (-32602, or -32002 from older servers)."""
+        cached = self._cached(("resources/read", uri), now)
+        if cached is not None:
+            return cached
         return self._request("resources/read", {"uri": uri}, now, timeout,
                              parse_read_resource_result, capability="resources")
 
@@ -382,12 +513,16 @@ class ClientSession:
         :class:`ResourceUpdated`.  Raises :class:`LocalProtocolError` if the server did not
         declare ``resources.subscribe``."""
         self._require_subscribe()
+        if self.era == "modern":
+            return self._resubscribe(uri, True, now, timeout)
         return self._request("resources/subscribe", {"uri": uri}, now, timeout, _empty)
 
     def unsubscribe(self, uri: str, *, now: float,
                     timeout: float | None = None) -> RequestHandle:
         """Undo :meth:`subscribe`.  Completes with None."""
         self._require_subscribe()
+        if self.era == "modern":
+            return self._resubscribe(uri, False, now, timeout)
         return self._request("resources/unsubscribe", {"uri": uri}, now, timeout, _empty)
 
     def set_logging_level(self, level: str, *, now: float,
@@ -395,11 +530,19 @@ class ClientSession:
         """``logging/setLevel`` (G-10).  Raises ``ValueError`` for a level not in RFC 5424."""
         if level not in _LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {sorted(_LOG_LEVELS)}")
+        if self.era == "modern":
+            # 2026-07-28 has no logging/setLevel: the level rides on every request (G-11).
+            self._log_level = level
+            assert self.protocol_version is not None
+            self._meta = self._modern_meta(self.protocol_version)
+            return self._done_now(RequestHandle(self._take_id(), "logging/setLevel"), None)
         return self._request("logging/setLevel", {"level": level}, now, timeout, _empty,
                              capability="logging")
 
     def ping(self, *, now: float, timeout: float | None = None) -> RequestHandle:
         """``ping`` (G-01).  Completes with None.  Allowed during the handshake (L-05)."""
+        if self.era == "modern":  # no ping in 2026-07-28: server/discover is the cheap request
+            return self._request("server/discover", None, now, timeout, _empty)
         return self._request("ping", None, now, timeout, _empty)
 
     def send_request(self, method: str, params: dict[str, Any] | None = None, *, now: float,
@@ -415,6 +558,8 @@ class ClientSession:
             raise ConnectionClosed("cannot notify: the session is closed")
         if self.state is not State.READY:
             raise LocalProtocolError("notifications can only be sent once the session is ready")
+        if self.era == "modern":
+            return  # 2026-07-28: roots are asked for per request, nothing to announce
         self._send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
 
     def cancel(self, handle: RequestHandle, reason: str | None = None) -> bool:
@@ -432,15 +577,22 @@ class ClientSession:
                 if p.handle == handle:
                     break
             else:
+                for gather in set(self._gathers.values()):
+                    if gather.handle == handle:  # waiting for the host: nothing on the wire
+                        self._gather_fail(gather, RequestCancelled(handle.method, reason))
+                        return True
                 return False
         del self._pending[rid]
         self._abandon(rid, p, RequestCancelled(handle.method, reason), reason=reason)
         return True
 
-    def respond(self, request_id: RequestId, result: dict[str, Any]) -> bool:
+    def respond(self, request_id: RequestId, result: dict[str, Any], *,
+                now: float | None = None) -> bool:
         """Answer a :class:`ServerRequest`.  Returns False (and sends nothing) if the server
         withdrew the request or the session ended.  Raises :class:`LocalProtocolError` if
         ``result`` is not JSON (the request stays open: answer again, or with an error)."""
+        if request_id in self._gathers and self.state is not State.CLOSED:
+            return self._gather_answer(request_id, result, now)
         return self._answer(request_id, {"jsonrpc": "2.0", "id": request_id, "result": result})
 
     def respond_error(self, request_id: RequestId, code: int, message: str,
@@ -448,12 +600,20 @@ class ClientSession:
         """Answer a :class:`ServerRequest` with an error (for example -1 when the user refused a
         sampling request).  Returns False if there is nothing to answer; raises
         :class:`LocalProtocolError` if ``data`` is not JSON."""
+        gather = self._gathers.get(request_id)
+        if gather is not None and self.state is not State.CLOSED:
+            # MRTR has no error answer: the operation that needed the input fails.
+            method = self._server_requests.get(request_id, "input")
+            self._gather_fail(gather, RpcError(code, message, data,
+                                               method=f"{method} for {gather.handle.method}"))
+            return True
         error: dict[str, Any] = {"code": code, "message": message}
         if data is not None:
             error["data"] = data
         return self._answer(request_id, {"jsonrpc": "2.0", "id": request_id, "error": error})
 
-    def respond_with(self, request_id: RequestId, outcome: object) -> bool:
+    def respond_with(self, request_id: RequestId, outcome: object, *,
+                     now: float | None = None) -> bool:
         """Answer a :class:`ServerRequest` with whatever the host's handler produced: a result
         object is sent as the result; an :class:`RpcError` it raised keeps its code, message and
         data (for example -1, "User rejected"); any other exception, a result that is not an
@@ -471,7 +631,7 @@ class ClientSession:
             message = f"client handler returned {type(outcome).__name__}, not an object"
         else:
             try:
-                return self.respond(request_id, outcome)
+                return self.respond(request_id, outcome, now=now)
             except LocalProtocolError as exc:
                 message = f"client handler returned no JSON: {exc}"
         return self.respond_error(request_id, INTERNAL_ERROR, message[:500])
@@ -531,8 +691,8 @@ class ClientSession:
                     f"the server did not declare the {capability!r} capability, so {method} "
                     "is not available (L-07)"
                 )
-        rid = self._next_id
-        self._next_id = rid + 1
+        self._now = now
+        rid = self._take_id()
         handle = RequestHandle(rid, method)
         self._send_request(rid, handle, method, params, now, timeout, parse, progress, walk,
                            idle_timeout=idle_timeout)
@@ -542,7 +702,7 @@ class ClientSession:
                       params: dict[str, Any] | None, now: float, timeout: float | None,
                       parse: Callable[[dict[str, Any]], Any], progress: bool,
                       walk: ListWalk | None, total_deadline: float | None = None,
-                      idle_timeout: float | None = None) -> None:
+                      idle_timeout: float | None = None, modern: bool = False) -> _Pending:
         limits = self.limits
         total = limits.request_timeout if timeout is None else timeout
         if idle_timeout is not None:
@@ -558,32 +718,63 @@ class ClientSession:
         if total_deadline is None:
             total_deadline = now + total
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if progress:
-            params = dict(params) if params else {}
-            meta = params.get("_meta")
-            params["_meta"] = {**meta, "progressToken": rid} if meta else {"progressToken": rid}
-        if params is not None:
-            msg["params"] = params
+        wire = params
+        if progress or modern or self.era == "modern":
+            extra: dict[str, Any] = dict(self._meta) if (modern or self.era == "modern") else {}
+            if progress:
+                extra["progressToken"] = rid
+            wire = dict(params) if params else {}
+            meta = wire.get("_meta")
+            wire["_meta"] = {**meta, **extra} if meta else extra
+        if wire is not None:
+            msg["params"] = wire
         try:
             data = dumps(msg)
         except (TypeError, ValueError) as exc:
             raise LocalProtocolError(f"arguments of {method} are not JSON: {exc}") from None
         deadline = min(now + idle, total_deadline)
-        self._pending[rid] = _Pending(handle, method, parse, walk, progress, idle, total,
-                                      total_deadline, deadline)
-        heapq.heappush(self._timers, (deadline, rid))
+        p = self._pending[rid] = _Pending(handle, method, parse, walk, progress, idle, total,
+                                          total_deadline, deadline)
+        p.params = params
+        if deadline != math.inf:
+            heapq.heappush(self._timers, (deadline, rid))
         out = self._out
         out.append(data)
         out.append(b"\n")
+        return p
+
+    def _take_id(self) -> int:
+        rid = self._next_id
+        self._next_id = rid + 1
+        return rid
+
+    def _done_now(self, handle: RequestHandle, value: Any) -> RequestHandle:
+        """An operation that needs no request ends at once."""
+        self._events.append(Completed(handle=handle, value=value))
+        return handle
+
+    def _cached(self, key: tuple[str, str], now: float) -> RequestHandle | None:
+        """A fresh cached answer (S-02), completed at once, or None."""
+        entry = self._cache.get(key)
+        if entry is None or self.state is not State.READY:
+            return None
+        expires, value = entry
+        if now >= expires:
+            del self._cache[key]
+            return None
+        return self._done_now(RequestHandle(self._take_id(), key[0]), value)
+
+    def _store(self, key: tuple[str, str], ttl: float, value: Any, now: float | None) -> None:
+        if ttl > 0 and now is not None and ttl != math.inf:
+            self._cache[key] = (now + ttl, value)
 
     def _list(self, method: str, key: str, parse: Callable[[object], Any], capability: str,
               now: float, timeout: float | None) -> RequestHandle:
         if self.state is State.READY and capability not in self.server_capabilities:
-            rid = self._next_id
-            self._next_id = rid + 1
-            handle = RequestHandle(rid, method)
-            self._events.append(Completed(handle=handle, value=[]))
-            return handle
+            return self._done_now(RequestHandle(self._take_id(), method), [])
+        cached = self._cached((method, ""), now)
+        if cached is not None:
+            return cached
         limits = self.limits
         walk = ListWalk(method, key, parse, max_pages=limits.max_pages,
                         max_items=limits.max_list_items)
@@ -591,9 +782,8 @@ class ClientSession:
 
     def _abandon(self, rid: int, p: _Pending, error: MCPError, reason: str | None) -> None:
         """A request ends on our side (timeout or cancel): tell the server, fail the handle."""
-        if p.handle is self._init_handle:
-            self._events.append(Failed(handle=p.handle, error=error))
-            self._shutdown(error, Input.INIT_FAILED, failed_init=True)
+        if p.role is not None and p.role != "listen":
+            self._opening_failed(p, error)  # no cancellation for the handshake (C-02)
             return
         params: dict[str, Any] = {"requestId": rid}
         if reason:
@@ -602,22 +792,79 @@ class ClientSession:
         self._events.append(Failed(handle=p.handle, error=error))
 
     def _fail(self, p: _Pending, error: MCPError) -> None:
-        """A popped request failed because of what the server sent.  A failed ``initialize``
-        ends the session: there is nothing to talk to."""
+        """A popped request failed because of what the server sent.  A failed opening
+        (``initialize`` / the probe) may end the session: there is nothing to talk to."""
+        if p.role is not None:
+            if p.role == "listen":
+                self._listen_ended(p, error)
+            else:
+                self._opening_failed(p, error)
+            return
         self._events.append(Failed(handle=p.handle, error=error))
-        if p.handle is self._init_handle:
-            self._shutdown(error, Input.INIT_FAILED, failed_init=True)
+
+    def _opening_failed(self, p: _Pending, error: MCPError) -> None:
+        """The probe or the handshake failed.  Section 2.3 decides what that means."""
+        other = self._opening_pending(exclude=p)
+        if p.role == "discover":
+            self._fallback_at = None
+            if isinstance(error, RpcError) and error.code == -32022:
+                supported = UnsupportedProtocolVersion(error.code, error.message,
+                                                       error.data).supported
+                mutual = [v for v in self._modern_versions if v in supported]
+                if mutual and not p.retried:  # V-11: retry once with a new id
+                    retry = self._send_discover(self._take_id(), p.handle, mutual[0],
+                                                self._now, p.total_timeout)
+                    retry.retried = True
+                    return
+                if not any(v in supported for v in self._legacy_versions):
+                    self._fail_opening(p, UnsupportedVersion(self.versions, supported))
+                    return
+            if not self._legacy_versions:
+                self._fail_opening(p, error)
+                return
+            # Any other answer (or none) means a handshake-era server (V-22: pre-GA codes too).
+            if other is None:
+                if self._init_error is not None:  # the handshake already failed too
+                    self._fail_opening(p, self._init_error)
+                    return
+                self._send_initialize(self._now, self._init_timeout)
+            if self.state is State.PROBING:
+                self.state = transition(self.state, Input.FALLBACK)
+            return
+        if other is not None:
+            self._init_error = error  # the handshake failed, but the probe may still succeed
+            return
+        self._fail_opening(p, error)
+
+    def _opening_pending(self, exclude: _Pending) -> _Pending | None:
+        for q in self._pending.values():
+            if q.role in ("discover", "initialize") and q is not exclude:
+                return q
+        return None
+
+    def _fail_opening(self, p: _Pending, error: MCPError) -> None:
+        self._events.append(Failed(handle=p.handle, error=error))
+        self._shutdown(error, Input.INIT_FAILED, failed_init=True)
 
     def _shutdown(self, error: MCPError | None, how: Input, failed_init: bool = False) -> None:
         if self.state is State.CLOSED:
             return
+        # V-23: a handshake-era server may exit on the probe; the binding restarts it.
+        self._probe_died = self.state is State.PROBING and how is Input.TRANSPORT_ENDED
         self.state = transition(self.state, how)
         self.closed_error = error
         fail_with = error if error is not None else ConnectionClosed("the client closed the "
                                                                      "session")
         events = self._events
         for p in self._pending.values():
-            events.append(Failed(handle=p.handle, error=fail_with))
+            if p.role != "listen":
+                events.append(Failed(handle=p.handle, error=fail_with))
+        for gather in {id(g): g for g in self._gathers.values()}.values():
+            events.append(Failed(handle=gather.handle, error=fail_with))
+        for handle, _uri in self._listen_waiters:
+            events.append(Failed(handle=handle, error=fail_with))
+        self._listen_waiters.clear()
+        self._gathers.clear()
         self._pending.clear()
         self._timers.clear()
         self._server_requests.clear()
@@ -733,9 +980,25 @@ class ClientSession:
 
     def _on_result(self, rid: int, p: _Pending, result: dict[str, Any],
                    now: float | None) -> None:
-        if p.handle is self._init_handle:
-            self._on_initialize_result(p, result)
+        role = p.role
+        if role is not None:
+            if role == "initialize":
+                self._on_initialize_result(p, result)
+            elif role == "discover":
+                self._on_discover_result(p, result)
+            else:
+                self._listen_ended(p, None)
             return
+        if self.era == "modern":
+            kind = result.get("resultType")
+            if kind is not None and kind != "complete":
+                if kind == "input_required" and p.method in MRTR_METHODS:
+                    self._on_input_required(p, result, now)
+                else:  # M-07: an unknown value makes the response invalid
+                    self._events.append(Failed(handle=p.handle, error=RemoteProtocolError(
+                        f"{p.method} answered with resultType {kind!r}, which is not allowed "
+                        "there (M-07)"[:300])))
+                return
         walk = p.walk
         try:
             if walk is not None:
@@ -744,8 +1007,15 @@ class ClientSession:
                     self._next_page(p, walk, cursor, now)
                     return
                 value: Any = walk.items
+                if self.era == "modern":
+                    self._store((p.method, ""), walk.ttl, value, now)
             else:
                 value = p.parse(result)
+                if self.era == "modern" and p.method in CACHEABLE and p.rounds == 0 \
+                        and p.params is not None:
+                    # MR-02: an answer after an MRTR round is never cached.
+                    self._store((p.method, str(p.params.get("uri", ""))), ttl_seconds(result),
+                                value, now)
         except RemoteProtocolError as exc:
             self._fail(p, exc)
             return
@@ -766,8 +1036,8 @@ class ClientSession:
         version = result.get("protocolVersion")
         error: MCPError | None = None
         server_info = None
-        if version not in self.versions:
-            error = UnsupportedVersion(self.versions, version)
+        if version not in self._legacy_versions:
+            error = UnsupportedVersion(self._legacy_versions, version)
         else:
             try:
                 if "serverInfo" not in result:
@@ -787,12 +1057,50 @@ class ClientSession:
         self.server_capabilities = capabilities if type(capabilities) is dict else {}
         self.instructions = instructions if type(instructions) is str else None
         self._batches = version in BATCH_VERSIONS
-        self.state = transition(self.state, Input.INIT_OK)
+        self.era = "legacy"
+        self._end_opening()
         self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         self._events.append(Ready(handle=p.handle, protocol_version=version,
                                   server_info=server_info,
                                   capabilities=self.server_capabilities,
-                                  instructions=self.instructions))
+                                  instructions=self.instructions, era="legacy"))
+
+    def _end_opening(self) -> None:
+        """The era is decided: forget the other opening request (its answer will be dropped
+        and counted) and become READY."""
+        self._fallback_at = None
+        for rid in [r for r, q in self._pending.items() if q.role in ("discover", "initialize")]:
+            del self._pending[rid]
+        self.state = transition(self.state, Input.INIT_OK)
+
+    def _on_discover_result(self, p: _Pending, result: dict[str, Any]) -> None:
+        try:
+            discovered = parse_discover(result)
+        except RemoteProtocolError as exc:
+            self._opening_failed(p, exc)
+            return
+        mutual = [v for v in self._modern_versions if v in discovered.supported_versions]
+        if not mutual:
+            self._opening_failed(p, UnsupportedVersion(self._modern_versions,
+                                                       list(discovered.supported_versions)))
+            return
+        self._become_modern(p.handle, mutual[0], discovered)
+
+    def _become_modern(self, handle: RequestHandle, version: str,
+                       discovered: Discovered) -> None:
+        self.era = "modern"
+        self.protocol_version = version
+        self.discovered = discovered
+        self.server_info = discovered.server_info
+        self.server_capabilities = discovered.capabilities
+        self.instructions = discovered.instructions
+        self._meta = self._modern_meta(version)
+        self._end_opening()
+        self._events.append(Ready(handle=handle, protocol_version=version,
+                                  server_info=discovered.server_info,
+                                  capabilities=discovered.capabilities,
+                                  instructions=discovered.instructions, era="modern"))
+        self._open_listen(self._now)
 
     def _on_error(self, message: ErrorResponse) -> None:
         rid = message.id
@@ -804,11 +1112,60 @@ class ClientSession:
             else:
                 self.stats.responses_dropped += 1
             return
-        self._fail(p, RpcError(message.code, message.message, message.data, method=p.method))
+        code = message.code
+        if self.era == "modern" or p.role == "discover":
+            error = modern_rpc_error(code, message.message, message.data, method=p.method)
+            if p.role is None and not p.retried and self._retry_modern(p, error):
+                return
+        else:
+            error = RpcError(code, message.message, message.data, method=p.method)
+        if p.walk is not None and p.walk.pages and code == INVALID_PARAMS and not p.retried:
+            # S-02: a cursor the server no longer knows: drop the pages, walk again once.
+            limits = self.limits
+            walk = ListWalk(p.method, p.walk.key, p.walk.parse, max_pages=limits.max_pages,
+                            max_items=limits.max_list_items)
+            retry = self._send_request(self._take_id(), p.handle, p.method, None, self._now,
+                                       p.total_timeout, p.parse, False, walk,
+                                       total_deadline=p.total_deadline,
+                                       idle_timeout=p.idle_timeout)
+            retry.retried = True
+            return
+        self._fail(p, error)
+
+    def _retry_modern(self, p: _Pending, error: RpcError) -> bool:
+        """V-11: a -32022 is retried once, with a new id, in a version both sides speak."""
+        if not isinstance(error, UnsupportedProtocolVersion):
+            return False
+        mutual = [v for v in self._modern_versions if v in error.supported]
+        if not mutual:
+            return False
+        self.protocol_version = mutual[0]
+        self._meta = self._modern_meta(mutual[0])
+        retry = self._send_request(self._take_id(), p.handle, p.method, p.params, self._now,
+                                   p.total_timeout, p.parse, p.progress, p.walk,
+                                   idle_timeout=p.idle_timeout)
+        retry.retried = True
+        retry.rounds = p.rounds
+        return True
 
     def _on_notification(self, message: Notification, now: float | None) -> None:
         method = message.method
         params = message.params
+        if self.era == "modern" and method not in _REQUEST_SCOPED:
+            # SB-03: everything else travels on our listen stream, named by its id; another
+            # subscription's notification (or a stale one) is not ours.
+            sid = subscription_id(params)
+            if method == "notifications/cancelled":
+                if params.get("requestId") == self._listen_rid and self._listen_rid is not None:
+                    p = self._pending.pop(self._listen_rid)
+                    self._listen_ended(p, None)  # SB-04: the server tore it down
+                return
+            if sid is None or sid != self._listen_rid:
+                self.stats.notifications_dropped += 1
+                return
+            if method == "notifications/subscriptions/acknowledged":
+                self._on_acknowledged(params)
+                return
         if method == "notifications/progress":
             self._on_progress(params, now)
         elif method == "notifications/message":
@@ -818,10 +1175,13 @@ class ClientSession:
                                            data=params.get("data"),
                                            logger=logger if type(logger) is str else None))
         elif method in _LIST_CHANGED:
-            self._events.append(ListChanged(kind=_LIST_CHANGED[method]))
+            kind = _LIST_CHANGED[method]
+            self._invalidate(kind)
+            self._events.append(ListChanged(kind=kind))
         elif method == "notifications/resources/updated":
             uri = params.get("uri")
             if type(uri) is str:
+                self._cache.pop(("resources/read", uri), None)
                 self._events.append(ResourceUpdated(uri=uri))
             else:
                 self._bad(RemoteProtocolError("resources/updated without a string uri"))
@@ -835,6 +1195,13 @@ class ClientSession:
             # Otherwise an unknown or finished id: ignore (C-03).
         else:
             self._events.append(OtherNotification(method=method, params=params))
+
+    def _invalidate(self, kind: str) -> None:
+        """S-02: a list change drops the cached list (and its pages)."""
+        methods = {"tools": ("tools/list",), "prompts": ("prompts/list",),
+                   "resources": ("resources/list", "resources/templates/list")}[kind]
+        for method in methods:
+            self._cache.pop((method, ""), None)
 
     def _on_progress(self, params: dict[str, Any], now: float | None) -> None:
         token = params.get("progressToken")
@@ -873,30 +1240,43 @@ class ClientSession:
                             if (p := pending.get(r)) is not None and p.deadline == d]
             heapq.heapify(self._timers)
 
-    def _on_server_request(self, message: Request) -> None:
-        method = message.method
-        rid = message.id
-        if method == "ping":
-            self._send({"jsonrpc": "2.0", "id": rid, "result": {}})
-            return
+    def _refusal(self, method: str, params: dict[str, Any]) -> tuple[int, str] | None:
+        """Why the client cannot serve a server request (or an MRTR input request), as a
+        JSON-RPC error, or None when the host's handler should see it."""
         caps = self.capabilities
         if method == "sampling/createMessage" and "sampling" in caps:
             sampling = caps["sampling"]
-            if ("tools" in message.params or "toolChoice" in message.params) and not (
+            if ("tools" in params or "toolChoice" in params) and not (
                     isinstance(sampling, dict) and "tools" in sampling):
-                self._send_error(rid, INVALID_PARAMS, "sampling with tools was requested but "
-                                 "the client did not declare sampling.tools (F-02)")
-                return
-        elif method == "elicitation/create" and "elicitation" in caps:
-            mode = message.params.get("mode", "form")
+                return (INVALID_PARAMS, "sampling with tools was requested but the client did "
+                        "not declare sampling.tools (F-02)")
+            return None
+        if method == "elicitation/create" and "elicitation" in caps:
+            mode = params.get("mode", "form")
             declared = caps["elicitation"]
             modes = {"form"} if not declared else set(declared) & {"form", "url"}
             if type(mode) is not str or mode not in modes:
-                self._send_error(rid, INVALID_PARAMS, f"elicitation mode {mode!r} was not "
-                                 "declared by the client (F-03)"[:300])
-                return
-        elif not (method == "roots/list" and "roots" in caps):
-            self._send_error(rid, METHOD_NOT_FOUND, f"method not found: {method}")
+                return (INVALID_PARAMS,
+                        f"elicitation mode {mode!r} was not declared by the client (F-03)"[:300])
+            return None
+        if method == "roots/list" and "roots" in caps:
+            return None
+        return (METHOD_NOT_FOUND, f"method not found: {method}")
+
+    def _on_server_request(self, message: Request) -> None:
+        method = message.method
+        rid = message.id
+        if self.era == "modern":  # M-04: servers send no requests in 2026-07-28
+            self._bad(RemoteProtocolError(f"server sent a {method} request, which protocol "
+                                          f"version {self.protocol_version} does not allow "
+                                          "(M-04); not answered"[:300]))
+            return
+        if method == "ping":
+            self._send({"jsonrpc": "2.0", "id": rid, "result": {}})
+            return
+        refusal = self._refusal(method, message.params)
+        if refusal is not None:
+            self._send_error(rid, *refusal)
             return
         if rid in self._server_requests:
             self._send_error(rid, INVALID_PARAMS, f"request id {rid!r} is already in use")
@@ -904,3 +1284,154 @@ class ClientSession:
         self._server_requests[rid] = method
         self._events.append(ServerRequest(request_id=rid, method=method,
                                           params=message.params))
+
+    # -- MRTR (section 7) ---------------------------------------------------------------------
+
+    def _on_input_required(self, p: _Pending, result: dict[str, Any],
+                           now: float | None) -> None:
+        fail: MCPError | None = None
+        try:
+            requests, state = parse_input_required(result, p.method)
+        except RemoteProtocolError as exc:
+            fail = exc
+        else:
+            if p.rounds >= self.limits.max_input_rounds:
+                fail = RemoteProtocolError(
+                    f"{p.method} still asked for input after {p.rounds} rounds; gave up "
+                    "(raise Limits.max_input_rounds to allow more)")
+            for key, (method, params) in requests.items():
+                refusal = self._refusal(method, params)
+                if fail is None and refusal is not None:
+                    fail = RemoteProtocolError(f"{p.method} needs {method} input ({key!r}) the "
+                                               f"client cannot give: {refusal[1]}"[:300])
+        if fail is not None:
+            self._events.append(Failed(handle=p.handle, error=fail))
+            return
+        gather = Gather(p.handle, state, p)
+        for key, (method, params) in requests.items():
+            sid = f"input-{p.handle.id}-{p.rounds + 1}-{key}"
+            gather.keys[sid] = key
+            self._gathers[sid] = gather
+            self._server_requests[sid] = method
+            self._events.append(ServerRequest(request_id=sid, method=method, params=params))
+        if not requests:  # load shedding: retry at once with the state (section 7)
+            self._retry_input(p, gather, now if now is not None else self._now)
+
+    def _retry_input(self, p: _Pending, gather: Gather, now: float) -> None:
+        """RETRY: same method and params, a new id, fresh ``_meta``, this round's answers and
+        the exact ``requestState`` (MR-01), never one that was not given."""
+        params = dict(p.params) if p.params else {}
+        if gather.keys:
+            params["inputResponses"] = gather.responses
+        if gather.request_state is not None:
+            params["requestState"] = gather.request_state
+        try:
+            retry = self._send_request(self._take_id(), p.handle, p.method, params, now,
+                                       p.total_timeout, p.parse, p.progress, None,
+                                       idle_timeout=p.idle_timeout)
+        except LocalProtocolError as exc:  # an answer that is not JSON
+            self._events.append(Failed(handle=p.handle, error=exc))
+            return
+        retry.params = p.params
+        retry.rounds = p.rounds + 1
+
+    def _gather_answer(self, sid: RequestId, result: dict[str, Any], now: float | None) -> bool:
+        gather = self._gathers[sid]
+        try:
+            dumps(result)
+        except (TypeError, ValueError) as exc:
+            raise LocalProtocolError(f"the answer to {self._server_requests.get(sid)} is not "
+                                     f"JSON: {exc}; the request is still open") from None
+        del self._gathers[sid]
+        self._server_requests.pop(sid, None)
+        gather.responses[gather.keys[str(sid)]] = result
+        if gather.complete:
+            self._retry_input(gather.pending, gather, self._now if now is None else now)
+        return True
+
+    def _gather_fail(self, gather: Gather, error: MCPError) -> None:
+        """The operation ends while its input is gathered: withdraw the open questions."""
+        for sid in gather.keys:
+            if self._gathers.pop(sid, None) is not None:
+                self._server_requests.pop(sid, None)
+                self._events.append(ServerRequestCancelled(request_id=sid,
+                                                           reason=str(error)[:200]))
+        self._events.append(Failed(handle=gather.handle, error=error))
+
+    # -- subscriptions (section 8) ------------------------------------------------------------
+
+    def _wanted_notifications(self) -> dict[str, Any]:
+        wanted: dict[str, Any] = {}
+        for kind, flag in (("tools", "toolsListChanged"), ("prompts", "promptsListChanged"),
+                           ("resources", "resourcesListChanged")):
+            cap = self.server_capabilities.get(kind)
+            if isinstance(cap, dict) and cap.get("listChanged"):
+                wanted[flag] = True
+        if self._subscriptions:
+            wanted["resourceSubscriptions"] = sorted(self._subscriptions)
+        return wanted
+
+    def _open_listen(self, now: float) -> None:
+        """(Re)open the one ``subscriptions/listen`` this session keeps (SB-01): list changes the
+        server can announce, plus the resources subscribed to.  The old one is cancelled."""
+        old = self._listen_rid
+        if old is not None:
+            self._listen_rid = None
+            if self._pending.pop(old, None) is not None:
+                self._send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                            "params": {"requestId": old}})
+        wanted = self._wanted_notifications()
+        if not wanted:
+            for handle, _uri in self._listen_waiters:
+                self._events.append(Completed(handle=handle, value=None))
+            self._listen_waiters.clear()
+            return
+        rid = self._take_id()
+        p = self._send_request(rid, RequestHandle(rid, "subscriptions/listen"),
+                               "subscriptions/listen", {"notifications": wanted}, now, None,
+                               _empty, False, None)
+        p.role = "listen"
+        self._listen_rid = rid
+        self._listen_asked = wanted
+
+    def _resubscribe(self, uri: str, add: bool, now: float,
+                     timeout: float | None) -> RequestHandle:
+        handle = RequestHandle(self._take_id(),
+                               "resources/subscribe" if add else "resources/unsubscribe")
+        if add:
+            self._subscriptions.add(uri)
+        else:
+            self._subscriptions.discard(uri)
+        self._listen_waiters.append((handle, uri if add else None))
+        self._open_listen(now)
+        return handle
+
+    def _on_acknowledged(self, params: dict[str, Any]) -> None:
+        """SB-02: the server says which of the asked notifications it will send."""
+        p = self._pending.get(self._listen_rid) if self._listen_rid is not None else None
+        if p is not None:
+            p.deadline = math.inf  # acknowledged: the stream lives until either side ends it
+        accepted = params.get("notifications")
+        accepted = accepted if type(accepted) is dict else {}
+        uris = accepted.get("resourceSubscriptions")
+        uris = set(uris) if type(uris) is list and all(type(u) is str for u in uris) else set()
+        for handle, uri in self._listen_waiters:
+            if uri is not None and uri not in uris:
+                self._events.append(Failed(handle=handle, error=RemoteProtocolError(
+                    f"the server did not accept the subscription to {uri!r} (its "
+                    f"acknowledgement: {accepted!r})"[:300])))
+            else:
+                self._events.append(Completed(handle=handle, value=None))
+        self._listen_waiters.clear()
+        self._listen_accepted = accepted
+
+    def _listen_ended(self, p: _Pending, error: MCPError | None) -> None:
+        """The server ended the listen (a result or an error), or it timed out unacknowledged."""
+        rid = p.handle.id
+        if rid != self._listen_rid:
+            return
+        self._listen_rid = None
+        for handle, _uri in self._listen_waiters:
+            self._events.append(Failed(handle=handle, error=error or RemoteProtocolError(
+                "the server ended the subscription stream before acknowledging it")))
+        self._listen_waiters.clear()

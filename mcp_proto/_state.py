@@ -4,6 +4,9 @@ Rules:
 
 - A session starts IDLE.  ``initialize`` moves it to INITIALIZING; a valid initialize result
   to READY; an invalid one, an error answer, a timeout or an unsupported version to CLOSED.
+- ``start`` in auto or modern mode moves it to PROBING (``server/discover`` in flight, V-12):
+  a DiscoverResult, or an initialize result sent meanwhile, moves it to READY; an answer that
+  means "legacy server" (FALLBACK) to INITIALIZING; failure of both to CLOSED.
 - The transport ending or the host closing moves any state to CLOSED.  CLOSED never changes.
 - A missing (state, input) pair is a misuse by the caller: :class:`LocalProtocolError`.
 - Requests the client may send per state: in INITIALIZING only ``ping`` (L-05); in READY any;
@@ -21,6 +24,7 @@ __all__ = ["Input", "State", "allowed_to_send", "transition"]
 
 class State(enum.Enum):
     IDLE = "idle"
+    PROBING = "probing"
     INITIALIZING = "initializing"
     READY = "ready"
     CLOSED = "closed"
@@ -28,6 +32,8 @@ class State(enum.Enum):
 
 class Input(enum.Enum):
     INITIALIZE = "initialize"
+    PROBE = "probe"
+    FALLBACK = "fall back to initialize"
     INIT_OK = "init_ok"
     INIT_FAILED = "init_failed"
     TRANSPORT_ENDED = "transport_ended"
@@ -38,6 +44,12 @@ _TRANSITIONS: dict[tuple[State, Input], State] = {
     (State.IDLE, Input.INITIALIZE): State.INITIALIZING,
     (State.IDLE, Input.TRANSPORT_ENDED): State.CLOSED,
     (State.IDLE, Input.CLOSE): State.CLOSED,
+    (State.IDLE, Input.PROBE): State.PROBING,
+    (State.PROBING, Input.FALLBACK): State.INITIALIZING,
+    (State.PROBING, Input.INIT_OK): State.READY,
+    (State.PROBING, Input.INIT_FAILED): State.CLOSED,
+    (State.PROBING, Input.TRANSPORT_ENDED): State.CLOSED,
+    (State.PROBING, Input.CLOSE): State.CLOSED,
     (State.INITIALIZING, Input.INIT_OK): State.READY,
     (State.INITIALIZING, Input.INIT_FAILED): State.CLOSED,
     (State.INITIALIZING, Input.TRANSPORT_ENDED): State.CLOSED,

@@ -145,6 +145,17 @@ def children_of(pid: int) -> list[tuple[int, str, str]]:
     return out
 
 
+@pytest.fixture(autouse=True)
+def fresh_era_memory() -> Iterator[None]:
+    """Each test starts with no remembered eras, so what it sees does not depend on which
+    tests ran before it in this process (V-20 memory is process-wide by design)."""
+    from mcp_proto_io._era import DEFAULT_ERA_MEMORY  # noqa: PLC0415 - bindings on sys.path
+
+    DEFAULT_ERA_MEMORY.clear()
+    yield
+    DEFAULT_ERA_MEMORY.clear()
+
+
 def run_threads(work: Callable[[int], object], n: int, timeout: float) -> dict[int, object]:
     """Run ``work(i)`` for i in range(n) on n threads started together (a barrier), each joined
     within ``timeout``.  Returns each thread's value; re-raises the first exception; fails if a

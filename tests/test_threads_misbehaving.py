@@ -63,6 +63,12 @@ def received(client: Client) -> list[Any]:
     return messages
 
 
+def initialize_of(messages: list[Any]) -> dict[str, Any]:
+    """The one initialize the server read (after the era probe)."""
+    [init] = [m for m in messages if m.get("method") == "initialize"]
+    return dict(init)
+
+
 def responses_to(messages: list[Any], request_id: str) -> list[dict[str, Any]]:
     return [m for m in messages
             if isinstance(m, dict) and m.get("id") == request_id and "method" not in m]
@@ -130,12 +136,16 @@ def test_default_handshake_and_tools() -> None:
         assert info.value.method == "tools/call"
         client.ping(timeout=T)
         messages = received(client)
-    init = messages[0]
-    assert init["method"] == "initialize" and init["id"] == 1
+    # Section 2.3: the era probe first; this handshake-era server refuses it (-32601), so the
+    # client falls back to initialize at once.
+    probe, init = messages[0], messages[1]
+    assert probe["method"] == "server/discover" and probe["id"] == 1
+    assert probe["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+    assert init["method"] == "initialize" and init["id"] == 2
     assert init["params"] == {"protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {},
                               "clientInfo": {"name": "mcp-proto", "version": "0.1.0"}}
-    assert messages[1] == {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    assert [m["method"] for m in messages[2:]] == ["tools/list"] + ["tools/call"] * 3 + [
+    assert messages[2] == {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert [m["method"] for m in messages[3:]] == ["tools/list"] + ["tools/call"] * 3 + [
         "ping", "tools/call"]
 
 
@@ -148,9 +158,9 @@ def test_undeclared_capabilities_are_refused_locally() -> None:
         with pytest.raises(LocalProtocolError):
             client.set_logging_level("info")
         messages = received(client)
-    assert messages[0]["params"]["clientInfo"] == {"name": "host", "version": "9"}
+    assert initialize_of(messages)["params"]["clientInfo"] == {"name": "host", "version": "9"}
     assert [m.get("method") for m in messages] == [
-        "initialize", "notifications/initialized", "tools/call"]
+        "server/discover", "initialize", "notifications/initialized", "tools/call"]
 
 
 def test_list_of_undeclared_capability_returns_at_once() -> None:
@@ -315,6 +325,7 @@ def test_die_mid_call_then_fresh_process_without_replay() -> None:
         messages = received(client)  # runs on a new process, new handshake
         assert client.pid is not None and client.pid != first_pid
         assert proc_state(first_pid or 0) is None  # reaped
+    # V-20: the era is remembered for this command, so the new process gets no probe.
     assert [m.get("method") for m in messages] == [
         "initialize", "notifications/initialized", "tools/call"]
     assert tool_calls(messages, "echo") == []  # the failed call was not replayed
@@ -419,7 +430,7 @@ def test_sampling_handler_answer_reaches_server() -> None:
     assert params["messages"] == [{"role": "user",
                                    "content": {"type": "text", "text": "Hi there"}}]
     assert thread_name.startswith("mcp-proto-handler")
-    assert messages[0]["params"]["capabilities"] == {"sampling": {}}
+    assert initialize_of(messages)["params"]["capabilities"] == {"sampling": {}}
     assert responses_to(messages, "s-1") == [{"jsonrpc": "2.0", "id": "s-1", "result": {
         "role": "assistant", "model": "test-model",
         "content": {"type": "text", "text": "sampled: Hi there"}}}]
@@ -455,7 +466,7 @@ def test_sampling_without_handler_is_method_not_found() -> None:
         assert (result.is_error, result.text) == (True, "method not found: "
                                                         "sampling/createMessage")
         messages = received(client)
-    assert messages[0]["params"]["capabilities"] == {}
+    assert initialize_of(messages)["params"]["capabilities"] == {}
     assert responses_to(messages, "s-1")[0]["error"]["code"] == -32601
 
 
@@ -472,7 +483,7 @@ def test_elicitation_handler() -> None:
         messages = received(client)
     assert seen[0]["message"] == "What is your name?"
     assert seen[0]["requestedSchema"]["required"] == ["name"]
-    assert messages[0]["params"]["capabilities"] == {"elicitation": {"form": {}}}
+    assert initialize_of(messages)["params"]["capabilities"] == {"elicitation": {"form": {}}}
     assert responses_to(messages, "e-1")[0]["result"] == {"action": "accept",
                                                            "content": {"name": "Ada"}}
 
@@ -511,7 +522,7 @@ def test_roots() -> None:
         assert json.loads(result.text) == {"roots": [{"uri": "file:///tmp/project",
                                                       "name": "project"}]}
         messages = received(client)
-    assert messages[0]["params"]["capabilities"] == {"roots": {"listChanged": True}}
+    assert initialize_of(messages)["params"]["capabilities"] == {"roots": {"listChanged": True}}
 
 
 def test_roots_callable_and_list_changed() -> None:
@@ -558,8 +569,8 @@ def test_server_cancels_its_request() -> None:
         respond = conn.session.respond
         answered: list[bool] = []
 
-        def spy(request_id: Any, result: dict[str, Any]) -> bool:
-            sent = respond(request_id, result)
+        def spy(request_id: Any, result: dict[str, Any], **kwargs: Any) -> bool:
+            sent = respond(request_id, result, **kwargs)
             answered.append(sent)
             return sent
 

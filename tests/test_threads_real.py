@@ -267,7 +267,8 @@ def test_everything_close_leaves_no_process(everything_command: list[str]) -> No
 def test_time_server(time_command: list[str]) -> None:
     with connect_stdio(time_command, timeout=T) as client:
         assert client.server_info.name == "mcp-time"
-        assert client.protocol_version in HANDSHAKE_VERSIONS
+        # mcp-server-time 2026.10.19 speaks 2026-07-28: the probe finds it (section 2.3).
+        assert (client.era, client.protocol_version) == ("modern", "2026-07-28")
         tools = {t.name: t for t in client.list_tools()}
         assert {"get_current_time", "convert_time"} <= tools.keys()
         assert tools["get_current_time"].output_schema is not None

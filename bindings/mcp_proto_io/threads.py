@@ -52,8 +52,11 @@ from mcp_proto import (
     ServerRequest,
     Tool,
     accepted_versions,
+    era_of,
 )
+from mcp_proto._modern import Discovered
 
+from ._era import DEFAULT_ERA_MEMORY, EraMemory, stdio_key
 from ._handlers import (
     Handler,
     Handlers,
@@ -91,6 +94,10 @@ WRITE_POLL = 0.05
 
 DEFAULT_CLIENT_INFO = Implementation(name="mcp-proto", version="0.1.0")
 
+
+
+class _ProbeKilledServer(ConnectionClosed):
+    """The server exited on the era probe (V-23): start it again in the handshake era."""
 
 
 class _Waiter:
@@ -380,7 +387,7 @@ class _Connection:
         except Exception as exc:
             outcome = exc
         with self.lock:
-            self.session.respond_with(request.request_id, outcome)
+            self.session.respond_with(request.request_id, outcome, now=time.monotonic())
             self._queue_output_locked()
         self._flush()
 
@@ -520,9 +527,13 @@ class Client:
                  protocol_version: str | None = None,
                  on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
                  roots: RootsSource | None = None,
-                 on_notification: NotificationCallback | None = None) -> None:
+                 on_notification: NotificationCallback | None = None,
+                 era_memory: EraMemory | None = None) -> None:
         argv_of(command)  # validate early
         self._versions = accepted_versions(protocol_version)
+        self._pinned_era = None if protocol_version is None else era_of(protocol_version)
+        self._era_memory = era_memory if era_memory is not None else DEFAULT_ERA_MEMORY
+        self._key = stdio_key(argv_of(command), cwd, env)
         self._command = command
         self._env = env
         self._cwd = cwd
@@ -552,21 +563,38 @@ class Client:
             if conn is not None:
                 conn.close()
             self._conn = None
-            conn = _Connection(self)
-            self._connecting = conn
+            era, discovered = self._era_memory.recall(self._key)
+            if self._pinned_era is not None:
+                era = self._pinned_era
             try:
-                if self._closed:  # close() ran while the process started
-                    raise ConnectionClosed("the client is closed")
-                ready = conn.call(lambda now: conn.session.initialize(now=now,
-                                                                       timeout=self._timeout))
-            except BaseException:
-                conn.close()
-                raise
-            finally:
-                self._connecting = None
+                conn, ready = self._open(era, discovered)
+            except _ProbeKilledServer:
+                # V-23: a handshake-era server that exits on any request before initialize.
+                conn, ready = self._open("legacy", None)
+            self._era_memory.remember(self._key, ready.era, conn.session.discovered)
             self._ready = ready
             self._conn = conn
             return conn
+
+    def _open(self, era: str, discovered: Discovered | None) -> tuple[_Connection, Ready]:
+        conn = _Connection(self)
+        self._connecting = conn
+        try:
+            if self._closed:  # close() ran while the process started
+                raise ConnectionClosed("the client is closed")
+            ready: Ready = conn.call(lambda now: conn.session.start(
+                now=now, timeout=self._timeout, era=era, discovered=discovered))
+        except ConnectionClosed as exc:
+            conn.close()
+            if conn.session.probe_killed_server and era != "legacy":
+                raise _ProbeKilledServer(str(exc)) from exc
+            raise
+        except BaseException:
+            conn.close()
+            raise
+        finally:
+            self._connecting = None
+        return conn, ready
 
     def connect(self) -> Client:
         """Start the server and do the handshake now (otherwise the first call does).
@@ -611,6 +639,11 @@ class Client:
     @property
     def protocol_version(self) -> str:
         return self._info.protocol_version
+
+    @property
+    def era(self) -> str:
+        """``"modern"`` (2026-07-28, stateless) or ``"legacy"`` (handshake era)."""
+        return self._info.era
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -723,7 +756,8 @@ def connect_stdio(command: str | Sequence[str], *, env: Mapping[str, str] | None
                   protocol_version: str | None = None,
                   on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
                   roots: RootsSource | None = None,
-                  on_notification: NotificationCallback | None = None) -> Client:
+                  on_notification: NotificationCallback | None = None,
+                  era_memory: EraMemory | None = None) -> Client:
     """A client for the stdio server started by ``command``; use it in a ``with`` block.
 
     The server starts (and the handshake runs) when the ``with`` block is entered or at the
@@ -736,5 +770,5 @@ def connect_stdio(command: str | Sequence[str], *, env: Mapping[str, str] | None
     return Client(command, env=env, cwd=cwd, timeout=timeout, client_info=client_info,
                   limits=limits, protocol_version=protocol_version,
                   on_sampling=on_sampling, on_elicitation=on_elicitation,
-                  roots=roots, on_notification=on_notification)
+                  roots=roots, on_notification=on_notification, era_memory=era_memory)
 

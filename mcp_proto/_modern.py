@@ -1,0 +1,147 @@
+"""Wire pieces of the 2026-07-28 stateless era: per-request ``_meta``, ``server/discover``,
+``resultType``, multi round-trip requests (MRTR) and cache hints.
+
+Pure functions and small records; the session decides when to use them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._errors import RemoteProtocolError
+from ._events import RequestHandle
+from ._types import Implementation, parse_implementation
+
+__all__ = [
+    "CAPABILITIES_KEY",
+    "CLIENT_INFO_KEY",
+    "LOG_LEVEL_KEY",
+    "MRTR_METHODS",
+    "PROTOCOL_VERSION_KEY",
+    "SERVER_INFO_KEY",
+    "SUBSCRIPTION_ID_KEY",
+    "Discovered",
+    "Gather",
+    "parse_discover",
+    "parse_input_required",
+    "request_meta",
+    "subscription_id",
+    "ttl_seconds",
+]
+
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+
+#: The only methods a server may answer with ``input_required`` (section 7).
+MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+
+#: Methods whose results carry ``ttlMs`` / ``cacheScope`` (S-02).
+CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list",
+                       "resources/templates/list", "resources/read"})
+
+
+def request_meta(version: str, capabilities: dict[str, Any], client_info: dict[str, Any] | None,
+                 log_level: str | None) -> dict[str, Any]:
+    """The ``_meta`` every modern request carries (M-01)."""
+    meta: dict[str, Any] = {PROTOCOL_VERSION_KEY: version, CAPABILITIES_KEY: capabilities}
+    if client_info is not None:
+        meta[CLIENT_INFO_KEY] = client_info
+    if log_level is not None:
+        meta[LOG_LEVEL_KEY] = log_level
+    return meta
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Discovered:
+    """What ``server/discover`` said (V-12)."""
+
+    supported_versions: tuple[str, ...]
+    capabilities: dict[str, Any]
+    server_info: Implementation
+    instructions: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+def parse_discover(result: dict[str, Any]) -> Discovered:
+    """Validate a DiscoverResult.  Raises :class:`RemoteProtocolError` naming the problem."""
+    versions = result.get("supportedVersions")
+    if type(versions) is not list or not all(type(v) is str for v in versions):
+        raise RemoteProtocolError(
+            f"server/discover result lacks a list of supportedVersions: {versions!r}"[:200])
+    capabilities = result.get("capabilities")
+    meta = result.get("_meta")
+    info = meta.get(SERVER_INFO_KEY) if type(meta) is dict else None
+    # serverInfo is a SHOULD (M-02) and display only: a server without it is still usable.
+    server_info = (parse_implementation(info) if info is not None
+                   else Implementation(name="(unnamed server)", version=""))
+    instructions = result.get("instructions")
+    return Discovered(supported_versions=tuple(versions),
+                      capabilities=capabilities if type(capabilities) is dict else {},
+                      server_info=server_info,
+                      instructions=instructions if type(instructions) is str else None,
+                      raw=result)
+
+
+def parse_input_required(result: dict[str, Any],
+                         method: str) -> tuple[dict[str, tuple[str, dict[str, Any]]], str | None]:
+    """The input requests and request state of an ``input_required`` result (section 7).
+
+    Raises :class:`RemoteProtocolError` for a malformed one.
+    """
+    raw = result.get("inputRequests")
+    state = result.get("requestState")
+    if state is not None and type(state) is not str:
+        raise RemoteProtocolError(f"{method}: requestState must be a string, got {state!r}"[:200])
+    requests: dict[str, tuple[str, dict[str, Any]]] = {}
+    if raw is not None:
+        if type(raw) is not dict:
+            raise RemoteProtocolError(f"{method}: inputRequests must be an object")
+        for key, entry in raw.items():
+            if type(entry) is not dict or type(entry.get("method")) is not str:
+                raise RemoteProtocolError(
+                    f"{method}: input request {key!r} lacks a method: {entry!r}"[:200])
+            params = entry.get("params")
+            if params is not None and type(params) is not dict:
+                raise RemoteProtocolError(f"{method}: params of input request {key!r} must be "
+                                          "an object")
+            requests[key] = (entry["method"], params or {})
+    if not requests and state is None:
+        raise RemoteProtocolError(f"{method}: input_required result has neither inputRequests "
+                                  "nor requestState")
+    return requests, state
+
+
+def ttl_seconds(result: dict[str, Any]) -> float:
+    """``ttlMs`` in seconds: absent or negative is 0, i.e. not cacheable (S-02)."""
+    ttl = result.get("ttlMs")
+    if type(ttl) is int or type(ttl) is float:
+        return max(0.0, float(ttl)) / 1000.0
+    return 0.0
+
+
+def subscription_id(params: dict[str, Any]) -> object:
+    meta = params.get("_meta")
+    return meta.get(SUBSCRIPTION_ID_KEY) if type(meta) is dict else None
+
+
+class Gather:
+    """One MRTR round waiting for the host's answers (GATHERING in section 7's table)."""
+
+    __slots__ = ("handle", "keys", "pending", "request_state", "responses")
+
+    def __init__(self, handle: RequestHandle, request_state: str | None, pending: Any) -> None:
+        self.handle = handle
+        self.pending = pending
+        """The answered request (the session's record), to retry from."""
+        self.request_state = request_state
+        self.keys: dict[str, str] = {}  # synthetic request id -> inputRequests key
+        self.responses: dict[str, Any] = {}
+
+    @property
+    def complete(self) -> bool:
+        return len(self.responses) == len(self.keys)
