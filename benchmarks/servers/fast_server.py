@@ -15,7 +15,9 @@ Methods:
 * ``tools/call`` ``echo {text}`` -> one text block holding ``text``; ``blob {size}`` -> one text
   block of ``size`` bytes of ``x``. Unknown tool or bad arguments -> -32602.
 * ``server/discover`` (2026-07-28 probe) and every other method -> -32601, so dual-era clients
-  treat the server as handshake-only.
+  treat the server as handshake-only.  With ``--modern`` the server speaks 2026-07-28 instead:
+  ``server/discover`` answers, results carry ``"resultType":"complete"``, ``initialize`` and
+  ``ping`` are -32601 (for the era-vs-era round-trip benchmark).
 * Notifications and responses are ignored; a line that is not JSON gets -32700 with id null;
   JSON-RPC batches (arrays) are not supported and get -32600.
 
@@ -41,6 +43,7 @@ def _compact(value: object) -> bytes:
 HEAD = b'{"jsonrpc":"2.0","id":'
 TEXT_RESULT = b',"result":{"content":[{"type":"text","text":'
 TEXT_RESULT_END = b"}]}}\n"
+MODERN_TEXT_RESULT_END = b'}],"resultType":"complete"}}\n'
 BLOB_RESULT = b',"result":{"content":[{"type":"text","text":"'
 BLOB_RESULT_END = b'"}]}}\n'
 EMPTY_RESULT = b',"result":{}}\n'
@@ -91,6 +94,14 @@ INVALID_REQUEST = (
 )
 
 
+DISCOVER_RESULT = b',"result":' + _compact({
+    "resultType": "complete", "supportedVersions": ["2026-07-28"],
+    "capabilities": {"tools": {}}, "ttlMs": 0,
+    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fast-server", "version": "1.0.0"}},
+}) + b"}\n"
+MODERN = "--modern" in sys.argv[1:]
+
+
 def _write_all(data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -119,7 +130,8 @@ def _answer(message: Any) -> bytes | None:
             text = arguments.get("text")
             if not isinstance(text, str):
                 return head + BAD_ARGUMENTS
-            return head + TEXT_RESULT + _compact(text) + TEXT_RESULT_END
+            return head + TEXT_RESULT + _compact(text) + (
+                MODERN_TEXT_RESULT_END if MODERN else TEXT_RESULT_END)
         if name == "blob":
             size = arguments.get("size")
             if (
@@ -130,6 +142,11 @@ def _answer(message: Any) -> bytes | None:
                 return head + BAD_ARGUMENTS
             return b"".join((head, BLOB_RESULT, b"x" * size, BLOB_RESULT_END))
         return head + UNKNOWN_TOOL
+    if MODERN:
+        if method == "server/discover":
+            return head + DISCOVER_RESULT
+        if method in ("initialize", "ping"):
+            return head + METHOD_NOT_FOUND
     if method == "ping":
         return head + EMPTY_RESULT
     if method == "tools/list":

@@ -180,8 +180,9 @@ def _print_call_result(result: CallToolResult, as_json: bool, out: TextIO) -> No
 
 def _heading(client: Client, out: TextIO) -> None:
     info = client.server_info
+    era = "stateless era" if client.era == "modern" else "handshake era"
     out.write(f"# {info.title or info.name} {info.version} - MCP {client.protocol_version}"
-              " (handshake era)\n")
+              f" ({era})\n")
 
 
 def _run(args: argparse.Namespace, command: list[str], out: TextIO) -> int:
