@@ -20,7 +20,7 @@ import json
 import math
 import re
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
@@ -233,6 +233,7 @@ class ClientSession:
         self._init_handle: RequestHandle | None = None
         self._init_timeout: float | None = None
         self._init_error: MCPError | None = None
+        self._resubscribe_at_ready: frozenset[str] = frozenset()
         self._probe_died = False
         self._server_requests: dict[RequestId, str] = {}
         self._batches = False
@@ -367,7 +368,8 @@ class ClientSession:
         return self._init_handle
 
     def start(self, *, now: float, timeout: float | None = None, era: str = "auto",
-              discovered: Discovered | None = None) -> RequestHandle:
+              discovered: Discovered | None = None,
+              subscriptions: Iterable[str] = ()) -> RequestHandle:
         """Open the session in whichever era the server speaks (section 2.3) and end with
         :class:`Ready` (its ``era`` says which) or :class:`Failed` + :class:`Closed`.
 
@@ -379,12 +381,14 @@ class ClientSession:
         server's earlier :attr:`discovered`, remembered by the binding per server) makes the
         session Ready at once with no round trip.
 
+        ``subscriptions`` (a previous session's :attr:`subscriptions`) are renewed once Ready.
         If the transport ends before the probe is answered, :attr:`probe_killed_server` is
         True: some handshake-era servers exit on any request before ``initialize`` (V-23);
         start a new process and call ``start(era="legacy")``.
         """
         if era not in ("auto", "modern", "legacy"):
             raise ValueError(f"era must be 'auto', 'modern' or 'legacy', got {era!r}")
+        self._resubscribe_at_ready = frozenset(subscriptions)
         if era == "legacy" or not self._modern_versions:
             return self.initialize(now=now, timeout=timeout)
         self._now = now
@@ -402,6 +406,12 @@ class ClientSession:
         if era == "auto" and self._legacy_versions:
             self._fallback_at = now + self.limits.probe_fallback
         return handle
+
+    @property
+    def subscriptions(self) -> frozenset[str]:
+        """The resources subscribed to: pass them to the next session's :meth:`start` after a
+        restart, so updates keep coming (SB-04 / H-11: a new server knows none of them)."""
+        return frozenset(self._subscriptions)
 
     @property
     def probe_killed_server(self) -> bool:
@@ -515,7 +525,9 @@ class ClientSession:
         self._require_subscribe()
         if self.era == "modern":
             return self._resubscribe(uri, True, now, timeout)
-        return self._request("resources/subscribe", {"uri": uri}, now, timeout, _empty)
+        handle = self._request("resources/subscribe", {"uri": uri}, now, timeout, _empty)
+        self._subscriptions.add(uri)
+        return handle
 
     def unsubscribe(self, uri: str, *, now: float,
                     timeout: float | None = None) -> RequestHandle:
@@ -523,6 +535,7 @@ class ClientSession:
         self._require_subscribe()
         if self.era == "modern":
             return self._resubscribe(uri, False, now, timeout)
+        self._subscriptions.discard(uri)
         return self._request("resources/unsubscribe", {"uri": uri}, now, timeout, _empty)
 
     def set_logging_level(self, level: str, *, now: float,
@@ -1064,6 +1077,11 @@ class ClientSession:
                                   server_info=server_info,
                                   capabilities=self.server_capabilities,
                                   instructions=self.instructions, era="legacy"))
+        resources = self.server_capabilities.get("resources")
+        if isinstance(resources, dict) and resources.get("subscribe"):
+            for uri in sorted(self._resubscribe_at_ready):
+                self._subscriptions.add(uri)
+                self._request("resources/subscribe", {"uri": uri}, self._now, None, _empty)
 
     def _end_opening(self) -> None:
         """The era is decided: forget the other opening request (its answer will be dropped
@@ -1100,6 +1118,9 @@ class ClientSession:
                                   server_info=discovered.server_info,
                                   capabilities=discovered.capabilities,
                                   instructions=discovered.instructions, era="modern"))
+        resources = self.server_capabilities.get("resources")
+        if isinstance(resources, dict) and resources.get("subscribe"):
+            self._subscriptions.update(self._resubscribe_at_ready)
         self._open_listen(self._now)
 
     def _on_error(self, message: ErrorResponse) -> None:

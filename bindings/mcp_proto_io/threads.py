@@ -560,30 +560,34 @@ class Client:
             conn = self._conn
             if conn is not None and not conn.closed:
                 return conn
+            subscriptions: frozenset[str] = frozenset()
             if conn is not None:
+                subscriptions = conn.session.subscriptions  # renewed on the new server
                 conn.close()
             self._conn = None
             era, discovered = self._era_memory.recall(self._key)
             if self._pinned_era is not None:
                 era = self._pinned_era
             try:
-                conn, ready = self._open(era, discovered)
+                conn, ready = self._open(era, discovered, subscriptions)
             except _ProbeKilledServer:
                 # V-23: a handshake-era server that exits on any request before initialize.
-                conn, ready = self._open("legacy", None)
+                conn, ready = self._open("legacy", None, subscriptions)
             self._era_memory.remember(self._key, ready.era, conn.session.discovered)
             self._ready = ready
             self._conn = conn
             return conn
 
-    def _open(self, era: str, discovered: Discovered | None) -> tuple[_Connection, Ready]:
+    def _open(self, era: str, discovered: Discovered | None,
+              subscriptions: frozenset[str]) -> tuple[_Connection, Ready]:
         conn = _Connection(self)
         self._connecting = conn
         try:
             if self._closed:  # close() ran while the process started
                 raise ConnectionClosed("the client is closed")
             ready: Ready = conn.call(lambda now: conn.session.start(
-                now=now, timeout=self._timeout, era=era, discovered=discovered))
+                now=now, timeout=self._timeout, era=era, discovered=discovered,
+                subscriptions=subscriptions))
         except ConnectionClosed as exc:
             conn.close()
             if conn.session.probe_killed_server and era != "legacy":
