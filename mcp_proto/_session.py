@@ -234,6 +234,7 @@ class ClientSession:
         self._init_timeout: float | None = None
         self._init_error: MCPError | None = None
         self._resubscribe_at_ready: frozenset[str] = frozenset()
+        self._era_mode = "auto"
         self._probe_died = False
         self._server_requests: dict[RequestId, str] = {}
         self._batches = False
@@ -389,6 +390,7 @@ class ClientSession:
         if era not in ("auto", "modern", "legacy"):
             raise ValueError(f"era must be 'auto', 'modern' or 'legacy', got {era!r}")
         self._resubscribe_at_ready = frozenset(subscriptions)
+        self._era_mode = era
         if era == "legacy" or not self._modern_versions:
             return self.initialize(now=now, timeout=timeout)
         self._now = now
@@ -416,7 +418,8 @@ class ClientSession:
     @property
     def probe_killed_server(self) -> bool:
         """True when the transport ended while the ``server/discover`` probe was unanswered
-        and no handshake was under way: restart the server in the handshake era (V-23)."""
+        (an ``initialize`` sent alongside it included): restart the server in the handshake
+        era (V-23)."""
         return self._probe_died
 
     def _send_initialize(self, now: float, timeout: float | None,
@@ -544,6 +547,8 @@ class ClientSession:
         if level not in _LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {sorted(_LOG_LEVELS)}")
         if self.era == "modern":
+            if self.state is State.CLOSED:
+                raise ConnectionClosed("cannot set the log level: the session is closed")
             # 2026-07-28 has no logging/setLevel: the level rides on every request (G-11).
             self._log_level = level
             assert self.protocol_version is not None
@@ -616,7 +621,8 @@ class ClientSession:
         gather = self._gathers.get(request_id)
         if gather is not None and self.state is not State.CLOSED:
             # MRTR has no error answer: the operation that needed the input fails.
-            method = self._server_requests.get(request_id, "input")
+            method = self._server_requests.pop(request_id, "input")
+            del self._gathers[request_id]  # answered: not withdrawn below
             self._gather_fail(gather, RpcError(code, message, data,
                                                method=f"{method} for {gather.handle.method}"))
             return True
@@ -802,6 +808,9 @@ class ClientSession:
         if reason:
             params["reason"] = reason
         self._send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+        if p.role == "listen":
+            self._listen_ended(p, error)  # its subscribers fail; the host never saw its handle
+            return
         self._events.append(Failed(handle=p.handle, error=error))
 
     def _fail(self, p: _Pending, error: MCPError) -> None:
@@ -832,7 +841,7 @@ class ClientSession:
                 if not any(v in supported for v in self._legacy_versions):
                     self._fail_opening(p, UnsupportedVersion(self.versions, supported))
                     return
-            if not self._legacy_versions:
+            if not self._legacy_versions or self._era_mode == "modern":
                 self._fail_opening(p, error)
                 return
             # Any other answer (or none) means a handshake-era server (V-22: pre-GA codes too).
@@ -1041,9 +1050,10 @@ class ClientSession:
             return
         rid = self._next_id
         self._next_id = rid + 1
-        self._send_request(rid, p.handle, p.method, {"cursor": cursor}, now, p.total_timeout,
-                           p.parse, False, walk, total_deadline=p.total_deadline,
-                           idle_timeout=p.idle_timeout)
+        page = self._send_request(rid, p.handle, p.method, {"cursor": cursor}, now,
+                                  p.total_timeout, p.parse, False, walk,
+                                  total_deadline=p.total_deadline, idle_timeout=p.idle_timeout)
+        page.retried = p.retried  # the walk restarts at most once (S-02)
 
     def _on_initialize_result(self, p: _Pending, result: dict[str, Any]) -> None:
         version = result.get("protocolVersion")

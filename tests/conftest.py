@@ -11,6 +11,7 @@ non-daemon thread behind it.  It polls for up to :data:`LEAK_GRACE` seconds.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import shutil
 import signal
@@ -25,6 +26,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 TESTS = REPO / "tests"
 SCRIPTED_SERVER = TESTS / "servers" / "scripted_server.py"
+MODERN_SCRIPTED_SERVER = TESTS / "servers" / "modern_scripted.py"
+SDK_SERVER = TESTS / "servers" / "sdk_server.py"
 EVERYTHING_SUBPATH = Path("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 EVERYTHING_CANDIDATES = (
     REPO / ".ci" / "node" / EVERYTHING_SUBPATH,
@@ -63,13 +66,18 @@ def find_everything_js() -> Path | None:
     return None
 
 
-def find_time_server() -> Path | None:
-    """The ``mcp-server-time`` console script: on ``PATH``, else next to ``sys.executable``."""
-    found = shutil.which("mcp-server-time")
+def find_console_script(name: str) -> Path | None:
+    """A console script: on ``PATH``, else next to ``sys.executable``."""
+    found = shutil.which(name)
     if found:
         return Path(found)
-    beside = Path(sys.executable).parent / "mcp-server-time"
+    beside = Path(sys.executable).parent / name
     return beside if beside.is_file() and os.access(beside, os.X_OK) else None
+
+
+def find_time_server() -> Path | None:
+    """The ``mcp-server-time`` console script: on ``PATH``, else next to ``sys.executable``."""
+    return find_console_script("mcp-server-time")
 
 
 @pytest.fixture
@@ -98,6 +106,32 @@ def time_command() -> list[str]:
         missing_server("mcp-server-time not found on PATH nor next to sys.executable "
                        f"({sys.executable}); pip install mcp-server-time")
     return [str(path)]
+
+
+@pytest.fixture
+def git_command() -> list[str]:
+    """argv of ``mcp-server-git`` (give it ``--repository``); needs ``git`` on PATH too."""
+    path = find_console_script("mcp-server-git")
+    if path is None:
+        missing_server("mcp-server-git not found on PATH nor next to sys.executable "
+                       f"({sys.executable}); pip install mcp-server-git==2026.10.19")
+    if shutil.which("git") is None:
+        missing_server("git is not on PATH (needed by mcp-server-git)")
+    return [str(path)]
+
+
+@pytest.fixture
+def sdk_server_command() -> list[str]:
+    """argv of ``tests/servers/sdk_server.py`` (the official Python SDK, both eras)."""
+    if importlib.util.find_spec("mcp") is None:
+        missing_server(f"the official MCP SDK is not importable by {sys.executable}; "
+                       "pip install mcp==2.3.0")
+    return [sys.executable, str(SDK_SERVER)]
+
+
+def modern_command(scenario: str = "default") -> list[str]:
+    """argv of the scripted 2026-07-28 test server for one scenario."""
+    return [sys.executable, str(MODERN_SCRIPTED_SERVER), scenario]
 
 
 def scripted_command(scenario: str = "default") -> list[str]:

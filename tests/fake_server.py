@@ -12,7 +12,10 @@ the server by hand::
 
 Every line the client writes is checked as it is read: it must be ``\\n``-terminated compact
 JSON on one line, a JSON-RPC object, and (when the schema is on disk) valid against the
-2025-11-25 schema's definition for its method.
+definition for its method in the schema of its era: 2025-11-25 for the handshake era,
+2026-07-28 for a modern session (see :func:`message_version`).  A modern session starts with
+:meth:`Pair.discover` (``start()`` / ``server/discover`` / DiscoverResult) instead of
+:meth:`Pair.handshake`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from typing import Any
 
 from mcp_proto import ClientSession, Event, Implementation, Limits, Ready
 from mcp_proto._jsonrpc import dumps
+from mcp_proto._modern import PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY
+from mcp_proto._versions import MODERN_VERSIONS
 
 try:
     import jsonschema
@@ -40,6 +45,7 @@ SPEC_DIRS = tuple(Path(p) for p in (
     "/work/shared/spec",
 ) if str(p))
 SCHEMA_VERSION = "2025-11-25"
+MODERN_SCHEMA_VERSION = "2026-07-28"
 
 CLIENT_INFO = Implementation(name="test-client", version="0.0.1")
 SERVER_INFO = {"name": "fake-server", "version": "1.0.0"}
@@ -91,10 +97,13 @@ def _validator(version: str, definition: str) -> Any:
 
 @cache
 def _method_definitions(version: str, union: str) -> dict[str, str]:
-    """``method -> definition name`` for the members of a union such as ``ClientRequest``."""
+    """``method -> definition name`` for the members of a union such as ``ClientRequest``.
+    A "union" of one (2026-07-28's ``ClientNotification`` is ``CancelledNotification`` itself)
+    maps its own method."""
     defs = _schema(version)["$defs"]
     out: dict[str, str] = {}
-    for member in defs[union]["anyOf"]:
+    members = defs[union].get("anyOf") or [{"$ref": f"#/$defs/{union}"}]
+    for member in members:
         name = member["$ref"].rsplit("/", 1)[1]
         method = defs[name]["properties"]["method"]["const"]
         out[method] = name
@@ -116,6 +125,20 @@ def definition_for(obj: JSONObj, version: str = SCHEMA_VERSION) -> str:
             raise AssertionError(f"client sent {method!r}, which is not a {union} in {version}")
         return table[method]
     return "JSONRPCErrorResponse" if "error" in obj else "JSONRPCResultResponse"
+
+
+def message_version(obj: JSONObj, era: str | None) -> str:
+    """The schema a client-emitted message must match, ``era`` being the session's when it
+    was read: a request carrying a modern ``_meta`` protocol version is modern whatever the
+    era (the ``server/discover`` probe); the handshake's own messages are always 2025-11-25
+    (the ``initialize`` sent in parallel with the probe); anything else follows the era."""
+    params = obj.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_KEY) in MODERN_VERSIONS:
+        return MODERN_SCHEMA_VERSION
+    if obj.get("method") in ("initialize", "notifications/initialized"):
+        return SCHEMA_VERSION
+    return MODERN_SCHEMA_VERSION if era == "modern" else SCHEMA_VERSION
 
 
 def assert_valid_client_message(obj: object, version: str = SCHEMA_VERSION) -> None:
@@ -162,24 +185,32 @@ class Pair:
         limits: Limits | None = None,
         now: float = 1000.0,
         validate: bool | None = None,
+        send_client_info: bool = True,
     ) -> None:
-        kwargs: dict[str, Any] = {"capabilities": capabilities, "limits": limits}
+        kwargs: dict[str, Any] = {"capabilities": capabilities, "limits": limits,
+                                  "send_client_info": send_client_info}
         if versions is not None:
             kwargs["versions"] = versions
         self.session = ClientSession(CLIENT_INFO, **kwargs)
         self.now = now
         self.validate = schema_available() if validate is None else validate
+        self.validate_modern = (schema_available(MODERN_SCHEMA_VERSION) if validate is None
+                                else validate)
         self.log: list[JSONObj] = []
         """Everything the client ever sent, parsed, in order."""
+        self.listen: JSONObj | None = None
+        """The ``subscriptions/listen`` request :meth:`discover` saw the session open."""
 
     # client -> server
 
     def sent(self) -> list[JSONObj]:
         """What the client wrote since the last call, parsed and checked."""
         messages = parse_ndjson(self.session.data_to_send())
-        if self.validate:
-            for m in messages:
-                assert_valid_client_message(m)
+        era = self.session.era
+        for m in messages:
+            version = message_version(m, era)
+            if self.validate_modern if version == MODERN_SCHEMA_VERSION else self.validate:
+                assert_valid_client_message(m, version)
         self.log.extend(messages)
         return messages
 
@@ -220,6 +251,20 @@ class Pair:
         if params is not None:
             msg["params"] = params
         self.send(msg)
+
+    def ack(self, listen: JSONObj, notifications: JSONObj | None = None) -> None:
+        """``notifications/subscriptions/acknowledged`` for ``listen`` (SB-02): what it asked
+        for unless ``notifications`` narrows it."""
+        accepted = listen["params"]["notifications"] if notifications is None else notifications
+        self.notify("notifications/subscriptions/acknowledged",
+                    {"_meta": {SUBSCRIPTION_ID_KEY: listen["id"]},
+                     "notifications": accepted})
+
+    def stream_notify(self, sid: object, method: str, params: JSONObj | None = None) -> None:
+        """A notification on the listen stream ``sid`` (SB-03)."""
+        body: JSONObj = dict(params or {})
+        body["_meta"] = {**body.get("_meta", {}), SUBSCRIPTION_ID_KEY: sid}
+        self.notify(method, body)
 
     # clock
 
@@ -270,10 +315,61 @@ class Pair:
         assert isinstance(ready, Ready), ready
         return ready
 
+    def discover(
+        self,
+        *,
+        capabilities: JSONObj | None = None,
+        instructions: str | None = None,
+        supported: list[str] | None = None,
+        ack: bool = True,
+        era: str = "auto",
+    ) -> Ready:
+        """Run ``start()`` -> ``server/discover`` -> DiscoverResult; return the Ready event.
+        If the session then opens ``subscriptions/listen`` (the server declared list changes)
+        it is kept in :attr:`listen` and, with ``ack``, acknowledged in full."""
+        self.session.start(now=self.now, era=era)
+        probe = self.sent_one()
+        assert probe["method"] == "server/discover", probe
+        self.reply(probe, discover_result(capabilities=capabilities, instructions=instructions,
+                                          supported=supported))
+        [ready] = self.events()
+        assert isinstance(ready, Ready) and ready.era == "modern", ready
+        sent = self.sent()
+        assert all(m.get("method") == "subscriptions/listen" for m in sent), sent
+        assert len(sent) <= 1, sent
+        self.listen = sent[0] if sent else None
+        if ack and self.listen is not None:
+            self.ack(self.listen)
+            assert self.events() == []
+        return ready
+
+
+def discover_result(*, capabilities: JSONObj | None = None, instructions: str | None = None,
+                    supported: list[str] | None = None) -> JSONObj:
+    """A DiscoverResult (V-12) with serverInfo in its ``_meta`` (M-02)."""
+    result: JSONObj = {
+        "resultType": "complete",
+        "supportedVersions": list(MODERN_VERSIONS) if supported is None else supported,
+        "capabilities": DEFAULT_SERVER_CAPS if capabilities is None else capabilities,
+        "_meta": {SERVER_INFO_KEY: SERVER_INFO},
+    }
+    if instructions is not None:
+        result["instructions"] = instructions
+    return result
+
 
 def ready_pair(*, version: str | None = None, server_caps: JSONObj | None = None,
                **pair_kwargs: Any) -> Pair:
     """A pair whose handshake is done (``pair_kwargs`` go to :class:`Pair`)."""
     pair = Pair(**pair_kwargs)
     pair.handshake(version=version, capabilities=server_caps)
+    return pair
+
+
+def modern_pair(*, server_caps: JSONObj | None = None, ack: bool = True,
+                **pair_kwargs: Any) -> Pair:
+    """A pair whose session is Ready in the 2026-07-28 era (``pair_kwargs`` go to
+    :class:`Pair`); its listen stream, if any, is :attr:`Pair.listen`."""
+    pair = Pair(**pair_kwargs)
+    pair.discover(capabilities=server_caps, ack=ack)
     return pair

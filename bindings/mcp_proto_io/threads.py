@@ -143,6 +143,7 @@ class _Connection:
         self.stderr = StderrTail()
         self.partial: memoryview | None = None  # output the pipe did not take yet (wlock)
         self.write_blocked = False  # the server's stdin is full (under self.lock)
+        self.ready = False  # Ready was dispatched
         self._stop_lock = threading.Lock()
         self._stopped = False
         self._closing = False
@@ -350,6 +351,7 @@ class _Connection:
                 if waiter is not None:
                     waiter.set(None, event.error)  # type: ignore[union-attr]
             elif t is Ready:
+                self.ready = True
                 if waiter is not None:
                     waiter.set(event, None)
             elif t is Progress:
@@ -358,7 +360,9 @@ class _Connection:
             elif t is ServerRequest:
                 assert isinstance(event, ServerRequest)
                 self._serve(event)
-            elif client._on_notification is not None:
+            elif client._on_notification is not None and (self.ready or t is not Closed):
+                # A connection that never became Ready (a failed probe the client recovers
+                # from, a handshake that failed and raised) ends without telling the host.
                 self._callback(client._on_notification, event)
 
     @staticmethod
@@ -565,15 +569,19 @@ class Client:
                 subscriptions = conn.session.subscriptions  # renewed on the new server
                 conn.close()
             self._conn = None
-            era, discovered = self._era_memory.recall(self._key)
-            if self._pinned_era is not None:
-                era = self._pinned_era
+            remembered, discovered = self._era_memory.recall(self._key)
+            # A remembered modern server starts from its DiscoverResult, but may still fall
+            # back if it changed (V-20: re-probe if the assumption fails).
+            era = self._pinned_era or ("legacy" if remembered == "legacy" else "auto")
             try:
                 conn, ready = self._open(era, discovered, subscriptions)
             except _ProbeKilledServer:
                 # V-23: a handshake-era server that exits on any request before initialize.
                 conn, ready = self._open("legacy", None, subscriptions)
-            self._era_memory.remember(self._key, ready.era, conn.session.discovered)
+            if self._pinned_era is None or ready.era == "modern":
+                # A pinned handshake says what this client chose, not what the server speaks;
+                # a DiscoverResult proves the stateless era either way.
+                self._era_memory.remember(self._key, ready.era, conn.session.discovered)
             self._ready = ready
             self._conn = conn
             return conn
