@@ -38,6 +38,7 @@ from ._events import (
     ResourceUpdated,
     ServerRequest,
     ServerRequestCancelled,
+    SubscriptionEnded,
 )
 from ._jsonrpc import RequestId
 from ._limits import Limits
@@ -135,6 +136,7 @@ __all__ = [
     "SessionExpired",
     "SessionStats",
     "State",
+    "SubscriptionEnded",
     "TextContent",
     "TextResourceContents",
     "Tool",

@@ -20,6 +20,7 @@ __all__ = [
     "MissingClientCapability",
     "UnsupportedProtocolVersion",
     "modern_rpc_error",
+    "MODERN_ERROR_CODES",
     "LocalProtocolError",
     "MCPError",
     "MessageTooLarge",
@@ -110,6 +111,9 @@ _MODERN_CODES: dict[int, type[RpcError]] = {
     -32021: MissingClientCapability,
     -32022: UnsupportedProtocolVersion,
 }
+
+#: The error codes 2026-07-28 defines (section 4.2): proof that a server speaks that era.
+MODERN_ERROR_CODES = frozenset(_MODERN_CODES)
 
 
 def modern_rpc_error(code: int, message: str, data: Any = None, *,

@@ -29,6 +29,7 @@ __all__ = [
     "ResourceUpdated",
     "ServerRequest",
     "ServerRequestCancelled",
+    "SubscriptionEnded",
 ]
 
 
@@ -128,6 +129,15 @@ class ResourceUpdated:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SubscriptionEnded:
+    """2026-07-28: the server ended (or never acknowledged) the session's
+    ``subscriptions/listen`` (SB-04).  List-change and resource-update notifications stop;
+    ``subscribe()`` opens a new one.  ``error`` is None for a graceful end."""
+
+    error: MCPError | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class OtherNotification:
     """A notification the core has no typed event for; passed on as it came."""
 
@@ -153,4 +163,5 @@ class Closed:
 Event = (
     Ready | Completed | Failed | Progress | ServerRequest | ServerRequestCancelled
     | LogMessage | ListChanged | ResourceUpdated | OtherNotification | BadMessage | Closed
+    | SubscriptionEnded
 )

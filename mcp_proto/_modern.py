@@ -6,6 +6,7 @@ Pure functions and small records; the session decides when to use them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,10 +65,13 @@ class Discovered:
     capabilities: dict[str, Any]
     server_info: Implementation
     instructions: str | None = None
+    expires_at: float = 0.0
+    """When this answer stops being fresh (S-02: received + ``ttlMs``, on the session's
+    clock); a session started from a stale one refreshes it in the background."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
-def parse_discover(result: dict[str, Any]) -> Discovered:
+def parse_discover(result: dict[str, Any], now: float = 0.0) -> Discovered:
     """Validate a DiscoverResult.  Raises :class:`RemoteProtocolError` naming the problem."""
     versions = result.get("supportedVersions")
     if type(versions) is not list or not all(type(v) is str for v in versions):
@@ -84,7 +88,7 @@ def parse_discover(result: dict[str, Any]) -> Discovered:
                       capabilities=capabilities if type(capabilities) is dict else {},
                       server_info=server_info,
                       instructions=instructions if type(instructions) is str else None,
-                      raw=result)
+                      expires_at=now + ttl_seconds(result), raw=result)
 
 
 def parse_input_required(result: dict[str, Any],
@@ -116,12 +120,20 @@ def parse_input_required(result: dict[str, Any],
     return requests, state
 
 
+#: The longest cache lifetime honoured, in ms (a year): a server's "forever" is a year here.
+MAX_TTL_MS = 365 * 24 * 3600 * 1000
+
+
 def ttl_seconds(result: dict[str, Any]) -> float:
     """``ttlMs`` in seconds: absent or negative is 0, i.e. not cacheable (S-02)."""
     ttl = result.get("ttlMs")
-    if type(ttl) is int or type(ttl) is float:
-        return max(0.0, float(ttl)) / 1000.0
-    return 0.0
+    if type(ttl) is int:
+        ttl = min(max(ttl, 0), MAX_TTL_MS)  # clamp first: a huge int does not fit a float
+    elif type(ttl) is float and math.isfinite(ttl):
+        ttl = min(max(ttl, 0.0), MAX_TTL_MS)
+    else:
+        return 0.0
+    return ttl / 1000.0
 
 
 def subscription_id(params: dict[str, Any]) -> object:
@@ -132,12 +144,15 @@ def subscription_id(params: dict[str, Any]) -> object:
 class Gather:
     """One MRTR round waiting for the host's answers (GATHERING in section 7's table)."""
 
-    __slots__ = ("handle", "keys", "pending", "request_state", "responses")
+    __slots__ = ("deadline", "handle", "keys", "pending", "request_state", "responses")
 
     def __init__(self, handle: RequestHandle, request_state: str | None, pending: Any) -> None:
         self.handle = handle
         self.pending = pending
         """The answered request (the session's record), to retry from."""
+        self.deadline: float = pending.total_deadline
+        """The call's total deadline still runs while the host answers (as in the handshake
+        era, where the pending call's timer runs during a server request)."""
         self.request_state = request_state
         self.keys: dict[str, str] = {}  # synthetic request id -> inputRequests key
         self.responses: dict[str, Any] = {}

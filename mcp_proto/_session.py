@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from ._errors import (
+    MODERN_ERROR_CODES,
     ConnectionClosed,
     LocalProtocolError,
     MCPError,
@@ -52,6 +53,7 @@ from ._events import (
     ResourceUpdated,
     ServerRequest,
     ServerRequestCancelled,
+    SubscriptionEnded,
 )
 from ._jsonrpc import ErrorResponse, Notification, Request, RequestId, Response, decode, dumps
 from ._limits import Limits
@@ -146,6 +148,7 @@ class _Pending:
     """One request awaiting its response."""
 
     __slots__ = (
+        "base_params",
         "deadline",
         "handle",
         "idle_timeout",
@@ -176,7 +179,8 @@ class _Pending:
         self.total_deadline = total_deadline
         self.deadline = deadline
         self.last_progress: float | None = None
-        self.params: dict[str, Any] | None = None  # as the caller gave them (for retries)
+        self.params: dict[str, Any] | None = None  # as sent, without _meta (for retries)
+        self.base_params: dict[str, Any] | None = None  # as the caller gave them (MRTR)
         self.role: str | None = None  # "discover", "initialize", "listen" or None
         self.rounds = 0  # MRTR rounds so far (section 7)
         self.retried = False  # a -32022 / invalid-cursor retry was made (at most one)
@@ -236,6 +240,10 @@ class ClientSession:
         self._resubscribe_at_ready: frozenset[str] = frozenset()
         self._era_mode = "auto"
         self._probe_died = False
+        self._probe_sent = False
+        self.era_assumption_failed = False
+        """A session started from a remembered DiscoverResult found the server no longer
+        speaks the stateless era (V-20): forget what was remembered; the next session probes."""
         self._server_requests: dict[RequestId, str] = {}
         self._batches = False
         self.era: str | None = None
@@ -276,6 +284,9 @@ class ClientSession:
         timers = self._timers
         pending = self._pending
         fallback = self._fallback_at
+        if self._gathers:  # a call waiting for the host's answers keeps its total deadline
+            soonest = min(g.deadline for g in self._gathers.values())
+            fallback = soonest if fallback is None else min(fallback, soonest)
         while timers:
             deadline, rid = timers[0]
             p = pending.get(rid)
@@ -295,6 +306,10 @@ class ClientSession:
                 # No answer to the probe yet: ask in the handshake era too, so a server that
                 # silently ignores unknown methods is reached in well under a second.
                 self._send_initialize(now, self._init_timeout)
+        for gather in {id(g): g for g in self._gathers.values()}.values():
+            if gather.deadline <= now:
+                p = gather.pending
+                self._gather_fail(gather, RequestTimeout(p.method, p.total_timeout, "total"))
         timers = self._timers
         pending = self._pending
         while timers and timers[0][0] <= now:
@@ -403,6 +418,12 @@ class ClientSession:
             mutual = [v for v in self._modern_versions if v in discovered.supported_versions]
             if mutual:
                 self._become_modern(handle, mutual[0], discovered)
+                if now >= discovered.expires_at:
+                    # S-02: stale.  Refresh it without making anyone wait; if the server no
+                    # longer answers it as a modern server, the assumption failed (V-20).
+                    refresh = self._send_request(self._take_id(), handle, "server/discover",
+                                                 None, now, timeout, _raw, False, None)
+                    refresh.role = "refresh"
                 return handle
         self._send_discover(rid, handle, self._modern_versions[0], now, timeout)
         if era == "auto" and self._legacy_versions:
@@ -443,6 +464,7 @@ class ClientSession:
         p = self._send_request(rid, handle, "server/discover", None, now, timeout, _raw, False,
                                None, modern=True)
         p.role = "discover"
+        self._probe_sent = True
         return p
 
     def _modern_meta(self, version: str) -> dict[str, Any]:
@@ -801,6 +823,9 @@ class ClientSession:
 
     def _abandon(self, rid: int, p: _Pending, error: MCPError, reason: str | None) -> None:
         """A request ends on our side (timeout or cancel): tell the server, fail the handle."""
+        if p.role == "refresh":
+            self._refresh_failed(error)
+            return
         if p.role is not None and p.role != "listen":
             self._opening_failed(p, error)  # no cancellation for the handshake (C-02)
             return
@@ -819,10 +844,34 @@ class ClientSession:
         if p.role is not None:
             if p.role == "listen":
                 self._listen_ended(p, error)
+            elif p.role == "refresh":
+                self._refresh_failed(error)
             else:
                 self._opening_failed(p, error)
             return
         self._events.append(Failed(handle=p.handle, error=error))
+
+    def _on_refresh(self, result: dict[str, Any]) -> None:
+        try:
+            discovered = parse_discover(result, self._now)
+        except RemoteProtocolError as exc:
+            self._refresh_failed(exc)
+            return
+        if self.protocol_version not in discovered.supported_versions:
+            self._refresh_failed(UnsupportedVersion(self._modern_versions,
+                                                    list(discovered.supported_versions)))
+            return
+        self.discovered = discovered
+        self.server_capabilities = discovered.capabilities
+        self.instructions = discovered.instructions
+
+    def _refresh_failed(self, error: MCPError) -> None:
+        if isinstance(error, RpcError) and error.code in MODERN_ERROR_CODES:
+            return  # a recognised 2026 error: the server is still a modern one
+        self.era_assumption_failed = True
+        self._shutdown(ConnectionClosed(
+            f"the server no longer speaks {self.protocol_version} as remembered ({error}); "
+            "the next connection probes it again"), Input.TRANSPORT_ENDED)
 
     def _opening_failed(self, p: _Pending, error: MCPError) -> None:
         """The probe or the handshake failed.  Section 2.3 decides what that means."""
@@ -872,7 +921,9 @@ class ClientSession:
         if self.state is State.CLOSED:
             return
         # V-23: a handshake-era server may exit on the probe; the binding restarts it.
-        self._probe_died = self.state is State.PROBING and how is Input.TRANSPORT_ENDED
+        self._probe_died = (how is Input.TRANSPORT_ENDED and self._probe_sent
+                            and self.era is None and bool(self._legacy_versions)
+                            and self._era_mode != "modern")
         self.state = transition(self.state, how)
         self.closed_error = error
         fail_with = error if error is not None else ConnectionClosed("the client closed the "
@@ -1008,6 +1059,8 @@ class ClientSession:
                 self._on_initialize_result(p, result)
             elif role == "discover":
                 self._on_discover_result(p, result)
+            elif role == "refresh":
+                self._on_refresh(result)
             else:
                 self._listen_ended(p, None)
             return
@@ -1103,7 +1156,7 @@ class ClientSession:
 
     def _on_discover_result(self, p: _Pending, result: dict[str, Any]) -> None:
         try:
-            discovered = parse_discover(result)
+            discovered = parse_discover(result, self._now)
         except RemoteProtocolError as exc:
             self._opening_failed(p, exc)
             return
@@ -1124,6 +1177,12 @@ class ClientSession:
         self.instructions = discovered.instructions
         self._meta = self._modern_meta(version)
         self._end_opening()
+        for rid in list(self._server_requests):
+            # Asked during the probe by a server that then proved modern (M-04: the client
+            # must not answer): withdraw it from the host.
+            del self._server_requests[rid]
+            self._events.append(ServerRequestCancelled(
+                request_id=rid, reason="the server speaks 2026-07-28, where it cannot ask"))
         self._events.append(Ready(handle=handle, protocol_version=version,
                                   server_info=discovered.server_info,
                                   capabilities=discovered.capabilities,
@@ -1174,9 +1233,11 @@ class ClientSession:
         self._meta = self._modern_meta(mutual[0])
         retry = self._send_request(self._take_id(), p.handle, p.method, p.params, self._now,
                                    p.total_timeout, p.parse, p.progress, p.walk,
+                                   total_deadline=p.total_deadline,
                                    idle_timeout=p.idle_timeout)
         retry.retried = True
         retry.rounds = p.rounds
+        retry.base_params = p.base_params
         return True
 
     def _on_notification(self, message: Notification, now: float | None) -> None:
@@ -1351,7 +1412,8 @@ class ClientSession:
     def _retry_input(self, p: _Pending, gather: Gather, now: float) -> None:
         """RETRY: same method and params, a new id, fresh ``_meta``, this round's answers and
         the exact ``requestState`` (MR-01), never one that was not given."""
-        params = dict(p.params) if p.params else {}
+        base = p.base_params if p.base_params is not None else p.params
+        params = dict(base) if base else {}
         if gather.keys:
             params["inputResponses"] = gather.responses
         if gather.request_state is not None:
@@ -1359,11 +1421,12 @@ class ClientSession:
         try:
             retry = self._send_request(self._take_id(), p.handle, p.method, params, now,
                                        p.total_timeout, p.parse, p.progress, None,
+                                       total_deadline=p.total_deadline,
                                        idle_timeout=p.idle_timeout)
         except LocalProtocolError as exc:  # an answer that is not JSON
             self._events.append(Failed(handle=p.handle, error=exc))
             return
-        retry.params = p.params
+        retry.base_params = base
         retry.rounds = p.rounds + 1
 
     def _gather_answer(self, sid: RequestId, result: dict[str, Any], now: float | None) -> bool:
@@ -1427,6 +1490,8 @@ class ClientSession:
 
     def _resubscribe(self, uri: str, add: bool, now: float,
                      timeout: float | None) -> RequestHandle:
+        if self.state is State.CLOSED:
+            raise ConnectionClosed("cannot (un)subscribe: the session is closed")
         handle = RequestHandle(self._take_id(),
                                "resources/subscribe" if add else "resources/unsubscribe")
         if add:
@@ -1448,6 +1513,7 @@ class ClientSession:
         uris = set(uris) if type(uris) is list and all(type(u) is str for u in uris) else set()
         for handle, uri in self._listen_waiters:
             if uri is not None and uri not in uris:
+                self._subscriptions.discard(uri)  # refused: not asked for again
                 self._events.append(Failed(handle=handle, error=RemoteProtocolError(
                     f"the server did not accept the subscription to {uri!r} (its "
                     f"acknowledgement: {accepted!r})"[:300])))
@@ -1466,3 +1532,4 @@ class ClientSession:
             self._events.append(Failed(handle=handle, error=error or RemoteProtocolError(
                 "the server ended the subscription stream before acknowledging it")))
         self._listen_waiters.clear()
+        self._events.append(SubscriptionEnded(error=error))

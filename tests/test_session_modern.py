@@ -9,6 +9,7 @@ on disk.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from mcp_proto import (
     ServerRequest,
     ServerRequestCancelled,
     State,
+    SubscriptionEnded,
     Tool,
     UnsupportedProtocolVersion,
     UnsupportedVersion,
@@ -369,15 +371,25 @@ def test_v23_transport_ending_while_probing_reports_probe_killed_server() -> Non
     assert pair.session.probe_killed_server is True
 
 
-def test_v23_transport_ending_after_the_probe_was_answered_is_not_a_probe_death() -> None:
+def test_v23_death_after_refusing_the_probe_is_a_probe_death() -> None:
+    """V-23: a server that answers the probe with an error and then exits (before the
+    handshake finished) died of the probe as much as one that exits silently."""
     pair, _handle, probe = probing_pair()
     pair.reply_error(probe, -32601, "Method not found")
     fallen_back(pair)
     pair.session.connection_lost(ServerExited(1))
-    assert pair.session.probe_killed_server is False
+    assert pair.session.probe_killed_server is True
+
+
+def test_v23_death_after_ready_or_when_modern_only_is_not_a_probe_death() -> None:
     ready = modern_pair()
     ready.session.receive_eof()
     assert ready.session.probe_killed_server is False
+    pinned = Pair()
+    pinned.session.start(now=pinned.now, era="modern")  # nothing to restart it in
+    pinned.sent()
+    pinned.session.receive_eof()
+    assert pinned.session.probe_killed_server is False
 
 
 def test_2_3_era_legacy_sends_no_probe() -> None:
@@ -427,11 +439,12 @@ def test_2_3_modern_only_client_never_falls_back() -> None:
     assert isinstance(closed, Closed)
 
 
-def test_v20_start_with_a_remembered_discovery_is_ready_with_nothing_sent() -> None:
+def test_v20_start_with_a_fresh_remembered_discovery_is_ready_with_nothing_sent() -> None:
     first = tools_pair()
     discovered = first.session.discovered
     assert discovered is not None
-    pair = Pair()
+    discovered = dataclasses.replace(discovered, expires_at=first.now + 60)  # still fresh
+    pair = Pair(now=first.now)
     handle = pair.session.start(now=pair.now, discovered=discovered)
     assert pair.session.data_to_send() == b""
     ready = one(pair)
@@ -445,10 +458,42 @@ def test_v20_start_with_a_remembered_discovery_is_ready_with_nothing_sent() -> N
 def test_v20_remembered_discovery_with_list_changes_only_opens_the_listen() -> None:
     first = modern_pair()
     assert first.session.discovered is not None
-    pair = Pair()
-    pair.session.start(now=pair.now, discovered=first.session.discovered)
+    fresh = dataclasses.replace(first.session.discovered, expires_at=first.now + 60)
+    pair = Pair(now=first.now)
+    pair.session.start(now=pair.now, discovered=fresh)
     assert methods(pair.sent()) == ["subscriptions/listen"]
     assert isinstance(one(pair), Ready)
+
+
+def test_s02_stale_remembered_discovery_is_refreshed_without_waiting() -> None:
+    """S-02 + V-20: Ready at once from the remembered answer, a refresh in the background;
+    its answer updates the capabilities and no second Ready is emitted."""
+    first = tools_pair()
+    assert first.session.discovered is not None  # ttlMs absent: stale at once
+    pair = Pair(now=first.now)
+    pair.session.start(now=pair.now, discovered=first.session.discovered)
+    assert isinstance(one(pair), Ready)
+    [refresh] = pair.sent()
+    assert refresh["method"] == "server/discover"
+    pair.reply(refresh, discover_result(capabilities={"tools": {}, "prompts": {}}))
+    assert pair.events() == [] and pair.session.state is State.READY
+    assert "prompts" in pair.session.server_capabilities
+
+
+def test_v20_refresh_answered_as_a_legacy_server_ends_the_session() -> None:
+    """V-20: "re-probe if the assumption fails": the session closes and says so."""
+    first = tools_pair()
+    assert first.session.discovered is not None
+    pair = Pair(now=first.now)
+    pair.session.start(now=pair.now, discovered=first.session.discovered)
+    one(pair)
+    [refresh] = pair.sent()
+    handle, _request = call(pair)
+    pair.reply_error(refresh, -32601, "Method not found")
+    assert pair.session.era_assumption_failed is True
+    failed, closed = pair.events()
+    assert isinstance(failed, Failed) and failed.handle == handle
+    assert isinstance(closed, Closed) and pair.session.state is State.CLOSED
 
 
 def test_v20_remembered_discovery_without_a_mutual_version_probes() -> None:
@@ -1228,7 +1273,7 @@ def test_sb04_server_teardown_ends_the_listen(how: str) -> None:
         pair.notify("notifications/cancelled", {"requestId": listen["id"]})
     else:
         pair.reply(listen, complete({"_meta": {SUBSCRIPTION_ID_KEY: listen["id"]}}))
-    assert pair.events() == [] and pair.sent() == []
+    assert pair.events() == [SubscriptionEnded(error=None)] and pair.sent() == []
     assert pair.session.pending_count == 0
     dropped = pair.session.stats.notifications_dropped
     pair.stream_notify(listen["id"], "notifications/tools/list_changed")
@@ -1250,9 +1295,10 @@ def test_sb04_teardown_before_the_ack_fails_the_subscribe(how: str) -> None:
         pair.notify("notifications/cancelled", {"requestId": listen["id"]})
     else:
         pair.reply_error(listen, -32602, "no such resource")
-    failed = one(pair)
+    failed, ended = pair.events()
     assert isinstance(failed, Failed) and failed.handle == handle
     assert isinstance(failed.error, RpcError if how == "error" else RemoteProtocolError)
+    assert isinstance(ended, SubscriptionEnded)
     assert pair.sent() == []
 
 
@@ -1273,9 +1319,10 @@ def test_sb02_listen_timing_out_unacknowledged_fails_the_subscribe() -> None:
     assert pair.sent() == [{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
         "requestId": listen["id"],
         "reason": "subscriptions/listen timed out after 60 s without a response or progress"}}]
-    failed = one(pair)
+    failed, ended = pair.events()
     assert isinstance(failed, Failed) and failed.handle == handle
     assert isinstance(failed.error, RequestTimeout)
+    assert isinstance(ended, SubscriptionEnded) and isinstance(ended.error, RequestTimeout)
 
 
 def test_sb_connection_lost_fails_a_waiting_subscribe_but_not_the_listen() -> None:
@@ -1286,3 +1333,83 @@ def test_sb_connection_lost_fails_a_waiting_subscribe_but_not_the_listen() -> No
     failed, closed = pair.events()  # no Failed for the internal listen handle
     assert isinstance(failed, Failed) and failed.handle == handle
     assert isinstance(closed, Closed)
+
+
+# -- review findings (second pass) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("ttl", [10**400, -(10**400), 1e308])
+def test_s02_huge_ttl_is_clamped_not_raised(ttl: Any) -> None:
+    """A ttlMs beyond float range once raised OverflowError out of receive_data."""
+    pair = tools_pair()
+    handle = pair.session.list_tools(now=pair.now)
+    request = pair.sent_one()
+    pair.reply(request, complete({"tools": [], "ttlMs": ttl}))
+    assert one(pair) == Completed(handle=handle, value=[])
+
+
+def test_v11_32022_on_an_mrtr_retry_resends_its_answers_and_state() -> None:
+    """V-11 + section 7: the -32022 retry of a retry carries the same inputResponses and
+    requestState, or the server would ask the user again."""
+    pair = tools_pair(capabilities=BOTH)
+    _h, _first, by_method = gather(pair, input_required(
+        {"a": {"method": "elicitation/create", "params": ELICIT_PARAMS}}, "S1"))
+    pair.session.respond(by_method["elicitation/create"].request_id, ELICIT_ANSWER)
+    retry = pair.sent_one()
+    pair.reply_error(retry, -32022, "Unsupported protocol version",
+                     {"supported": [MODERN], "requested": MODERN})
+    again = pair.sent_one()
+    assert again["id"] != retry["id"]
+    assert again["params"]["inputResponses"] == {"a": ELICIT_ANSWER}
+    assert again["params"]["requestState"] == "S1"
+
+
+def test_l09_mrtr_total_deadline_runs_across_rounds_and_while_the_host_answers() -> None:
+    """The call's total timeout is total: it runs while the host answers and is not restarted
+    by a retry (as in the handshake era, where the call's timer runs during the server's
+    elicitation)."""
+    pair = tools_pair(capabilities=BOTH)
+    handle, _first, by_method = gather(pair, input_required(
+        {"a": {"method": "elicitation/create", "params": ELICIT_PARAMS}}), timeout=10.0)
+    deadline = pair.session.next_deadline()
+    assert deadline is not None and deadline <= pair.now + 10.0
+    pair.advance(10.0)
+    events = pair.events()
+    assert any(isinstance(e, ServerRequestCancelled) for e in events)
+    failed = [e for e in events if isinstance(e, Failed)]
+    assert len(failed) == 1 and failed[0].handle == handle
+    assert isinstance(failed[0].error, RequestTimeout) and failed[0].error.kind == "total"
+    assert pair.session.respond(by_method["elicitation/create"].request_id,
+                                ELICIT_ANSWER) is False
+
+
+def test_sb_subscribe_on_a_closed_modern_session_raises() -> None:
+    pair = modern_pair(server_caps={"resources": {"subscribe": True}})
+    pair.session.connection_lost(ServerExited(0))
+    pair.events()
+    with pytest.raises(ConnectionClosed):
+        pair.session.subscribe(URI, now=pair.now)
+    assert pair.sent() == []
+
+
+def test_sb02_a_refused_subscription_is_not_asked_for_again() -> None:
+    pair = modern_pair(server_caps={"resources": {"subscribe": True}})
+    pair.session.subscribe(URI, now=pair.now)
+    listen = pair.sent_one()
+    pair.ack(listen, {})  # accepts nothing
+    assert isinstance(one(pair), Failed)
+    assert pair.session.subscriptions == frozenset()
+
+
+def test_m04_a_server_request_asked_during_the_probe_is_withdrawn_when_modern_wins() -> None:
+    pair, _handle, probe = probing_pair(capabilities={"roots": {}})
+    pair.server_request("r1", "roots/list")
+    [asked] = pair.events()
+    assert isinstance(asked, ServerRequest)
+    pair.reply(probe, discover_result())
+    events = pair.events()
+    assert ServerRequestCancelled(
+        request_id="r1",
+        reason="the server speaks 2026-07-28, where it cannot ask") in events
+    assert pair.session.respond("r1", {"roots": []}) is False  # X-04: never a response
+    assert all("result" not in m for m in pair.sent())

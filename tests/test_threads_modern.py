@@ -465,12 +465,24 @@ def test_era_memory_skips_the_probe(tmp_path: Path) -> None:
         assert (client.era, client.protocol_version) == ("modern", MODERN)
         assert client.server_info.name == "modern-scripted"
         again = received(client)
-    assert "server/discover" not in methods(again)
-    assert methods(again)[0] == "subscriptions/listen"
+    # No probe before use; its DiscoverResult said ttlMs 0, so it is refreshed in the
+    # background (S-02), after the listen, not waited for.
+    assert methods(again)[:2] == ["subscriptions/listen", "server/discover"]
+    assert methods(again).count("server/discover") == 1
     with modern_client(env={"MCP_PROTO_TEST_ERA": "1"}) as client:  # another env: probe
         assert methods(received(client))[0] == "server/discover"
     with modern_client(cwd=tmp_path) as client:  # another cwd: probe
         assert methods(received(client))[0] == "server/discover"
+
+
+def test_era_memory_with_a_fresh_discovery_sends_nothing() -> None:
+    """V-20 + S-02: a remembered DiscoverResult still within its ttlMs needs no request."""
+    with modern_client("list-ttl") as client:
+        assert client.era == "modern"
+    with modern_client("list-ttl") as client:
+        assert client.era == "modern"
+        again = received(client)
+    assert "server/discover" not in methods(again)
 
 
 def test_era_memory_for_handshake_servers(spawned: list[Any]) -> None:
@@ -500,7 +512,7 @@ def test_private_era_memory() -> None:
     with modern_client(era_memory=memory) as client:
         assert methods(received(client))[0] == "server/discover"
     with modern_client(era_memory=memory) as client:
-        assert "server/discover" not in methods(received(client))
+        assert methods(received(client))[0] != "server/discover"  # no probe first
 
 
 def test_pinned_connection_does_not_decide_the_era_of_others(

@@ -276,8 +276,15 @@ class _Connection:
             self.exit_error = self.exit_error or error
             self.session.connection_lost(error)
             events = self._drain_locked()
+            # A request the crash interrupted may no longer be in the core's table: every
+            # caller still waiting gets the error too.
+            stranded = list(self.waiters.values())
+            self.waiters.clear()
+            self.closed = True
             self.cond.notify_all()
         self._dispatch(events)
+        for waiter in stranded:
+            waiter.set(None, error)
 
     def _read_stdout_loop(self) -> None:
         assert self.proc.stdout is not None
@@ -567,6 +574,8 @@ class Client:
             subscriptions: frozenset[str] = frozenset()
             if conn is not None:
                 subscriptions = conn.session.subscriptions  # renewed on the new server
+                if conn.session.era_assumption_failed:
+                    self._era_memory.forget(self._key)  # V-20: probe it again
                 conn.close()
             self._conn = None
             remembered, discovered = self._era_memory.recall(self._key)

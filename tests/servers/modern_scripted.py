@@ -91,7 +91,8 @@ Scenarios
     "server teardown"}`` and forgets the listen (no response is ever sent for it; a later
     client cancel for it is only recorded).
 ``list-ttl``
-    ``tools/list`` has ``"ttlMs": 60000, "cacheScope": "private"``.
+    ``tools/list`` has ``"ttlMs": 60000, "cacheScope": "private"``, and so does the
+    ``server/discover`` result's ``ttlMs``.
 ``resource-updated``
     0.1 s after the ack of a listen that accepted ``resourceSubscriptions``, sends
     ``notifications/resources/updated {"uri": <u>, "_meta": {SID: <listen id>}}`` for each
@@ -339,7 +340,7 @@ class Server:
                     "prompts": {},
                 },
                 "_meta": {SERVER_INFO_KEY: dict(SERVER_INFO)},
-                "ttlMs": 0,
+                "ttlMs": 60000 if self.scenario == "list-ttl" else 0,
             }
         if method == "tools/list":
             result: JSONObject = {"resultType": "complete", "tools": MODERN_TOOLS, "ttlMs": 0}
