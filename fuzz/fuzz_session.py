@@ -1,26 +1,44 @@
 """Fuzz harness for :class:`mcp_proto.ClientSession` fed arbitrary server bytes.
 
 ``check(data)`` builds a session (client capabilities sampling, elicitation and roots, a
-size limit and timeouts chosen from the data, fake time), does the handshake with a canned
-``initialize`` result (or, for one input in four, only after part of the data arrived), issues
-``tools/call``, ``tools/list`` and ``ping``, then feeds ``data`` in chunks.  Between chunks,
-decisions read from the data (from its end backwards) inject JSON-RPC lines aimed at the ids
-the client really used (results, errors, progress, oversize answers, batches, server requests,
-notifications, with odd values), advance the clock and call ``handle_timeout``, issue more
-operations, cancel some, answer server requests.  Finally ``receive_eof``.
+size limit, timeouts, probe fallback and MRTR round bound chosen from the data, fake time) and
+opens it the way the data says: half the inputs in the handshake era (``initialize`` answered
+with a canned result), half through ``start()``: the ``server/discover`` probe answered with a
+DiscoverResult (era auto or modern, possibly after a -32022 retry, possibly with subscriptions
+to renew), a remembered discovery (Ready at once), or the probe answered with an error or not
+at all and the ``initialize`` fallback taken.  One opening in four is answered only after part
+of the data arrived.  Then ``tools/call``, ``tools/list`` and ``ping`` are issued and ``data``
+is fed in chunks.  Between chunks, decisions read from the data (from its end backwards)
+inject JSON-RPC lines aimed at the ids the client really used (results, errors, progress,
+oversize answers, batches, server requests, notifications, with odd values) and, mostly in a
+modern session, 2026-07-28 lines: results with ``resultType`` complete / input_required (with
+inputRequests the client can or cannot serve, requestState or not) / unknown, ``ttlMs`` values,
+DiscoverResults, -32022 / -32021 / -32020 errors, acknowledgements and notifications on the
+listen stream with the right or a wrong subscriptionId; they also advance the clock and call
+``handle_timeout``, issue more operations, cancel some, answer server requests and MRTR inputs
+(``respond``, ``respond_error``, ``respond_with``, answers that are not JSON).  Finally
+``receive_eof``.
 
 Properties (any violation raises AssertionError):
 
-- nothing escapes ``receive_data``, ``receive_eof`` or ``handle_timeout``;
+- nothing escapes ``receive_data``, ``receive_eof``, ``handle_timeout`` or ``respond_with``;
+  ``respond``/``respond_error`` raise only LocalProtocolError, for an answer that is not JSON
+  to an open request (which then stays open);
 - every handle gets at most one outcome (Ready/Completed/Failed), all get exactly one by the
-  end; ``pending_count`` equals the handles still open; a failed ``initialize`` is followed
-  by ``Closed``; exactly one ``Closed``, and no outcome after it;
+  end; ``pending_count`` equals the handles still open (handshake era; in the modern era the
+  listen stream may add one and MRTR / subscribe waits may subtract); a failed opening is
+  followed by ``Closed``; exactly one ``Closed``, and no outcome after it;
 - Completed values have the documented type; Progress only for open handles, strictly
-  increasing, finite;
-- ServerRequest ids are unique while open; ServerRequestCancelled and ``respond`` agree with
-  the set of open server requests; ``cancel`` returns True iff the handle was open;
+  increasing, finite; Ready names the opening handle and the session's era;
+- ServerRequest ids are unique while open (synthetic strings in the modern era);
+  ServerRequestCancelled and ``respond`` agree with the set of open server requests;
+  ``cancel`` returns True iff the handle was open;
 - ``data_to_send()`` is always UTF-8 NDJSON of JSON-RPC 2.0 objects; request ids are ints,
-  never reused; a cancellation names a request that was sent;
+  never reused (MRTR and -32022 retries included); a cancellation names a request that was
+  sent; every ``server/discover``, and every request of a modern session, carries the
+  ``_meta`` protocol version and client capabilities; a handshake-era session never does; a
+  modern session never sends a response; an MRTR retry carries a string requestState if any,
+  and one operation is retried at most ``Limits.max_input_rounds`` times;
 - the framer never holds more than max_message_size + 1 bytes after a receive; after
   ``handle_timeout(now)`` the next deadline is later than ``now``.
 
@@ -42,6 +60,7 @@ if not __package__:  # run as a script: make the checkout importable
 
 from mcp_proto import (
     HANDSHAKE_VERSIONS,
+    MODERN_VERSIONS,
     BadMessage,
     CallToolResult,
     ClientSession,
@@ -52,16 +71,20 @@ from mcp_proto import (
     GetPromptResult,
     Implementation,
     Limits,
+    LocalProtocolError,
     MCPError,
     Progress,
     ReadResourceResult,
     Ready,
     RequestHandle,
+    RpcError,
     ServerRequest,
     ServerRequestCancelled,
     State,
+    SubscriptionEnded,
 )
-from mcp_proto._jsonrpc import Notification, Request, decode
+from mcp_proto._jsonrpc import ErrorResponse, Notification, Request, Response, decode
+from mcp_proto._modern import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, Discovered
 
 CLIENT_CAPS: dict[str, Any] = {
     "sampling": {},
@@ -75,9 +98,22 @@ SERVER_CAPS: dict[str, Any] = {
     "logging": {},
     "completions": {},
 }
+# A modern server: list changes everywhere, so the session opens subscriptions/listen.
+MODERN_CAPS: dict[str, Any] = {
+    "tools": {"listChanged": True},
+    "resources": {"subscribe": True, "listChanged": True},
+    "prompts": {"listChanged": True},
+    "completions": {},
+}
 LIMITS = (300, 1024, 4096)
 MAX_STEPS = 400
 MAX_HANDLES = 24
+
+# How the session is opened (``_Run.opening``): the first choice the data makes, so that the
+# last byte of a seed picks it (byte % 8).  Half the inputs open in the handshake era.
+OPENINGS = ("legacy", "legacy", "legacy", "legacy", "discover", "discover-variant",
+            "probe-error", "probe-silent")
+URI = "file:///x"
 
 _LIST_METHODS = {"tools/list": b"tools", "resources/list": b"resources",
                  "resources/templates/list": b"resourceTemplates", "prompts/list": b"prompts"}
@@ -87,7 +123,9 @@ _VALUE_CHECK: dict[str, Callable[[object], bool]] = {
     "prompts/get": lambda v: isinstance(v, GetPromptResult),
     "completion/complete": lambda v: isinstance(v, CompleteResult),
     "ping": lambda v: v is None,
+    "server/discover": lambda v: v is None,  # ping in the modern era
     "resources/subscribe": lambda v: v is None,
+    "resources/unsubscribe": lambda v: v is None,
     "logging/setLevel": lambda v: v is None,
     "x/custom": lambda v: type(v) is dict,
     **{m: (lambda v: type(v) is list) for m in _LIST_METHODS},
@@ -110,7 +148,60 @@ NOTIFY_METHODS = (b'"notifications/message"', b'"notifications/tools/list_change
                   b'"notifications/other"', b'"notifications/progress"')
 SERVER_IDS = (b"1", b"2", b'"s-1"', b'"s-2"', b"null", b"1.5", b"true", b'""')
 
-# Tag -> (exception type that escapes, text in its message) or AssertionError text.
+# -- 2026-07-28 pieces --------------------------------------------------------------------------
+
+_SID = b'"io.modelcontextprotocol/subscriptionId"'
+_SERVER_INFO = b'"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}'
+RESULT_TYPES = (b'"complete"', b'"complete"', b'"input_required"', b'"task"', b'""', b"7",
+                b"null", b'"Complete"')
+TTLS = (b"0", b"-5", b"1000", b"60000", b"1.5e3", b'"5000"', b"null", b"1e300")
+# inputRequests entries: the client can serve the first five, not the rest; the last three
+# are malformed (the operation fails without asking the host).
+INPUT_ENTRIES = (
+    b'{"method":"elicitation/create","params":{"message":"m","requestedSchema":'
+    b'{"type":"object","properties":{}}}}',
+    b'{"method":"elicitation/create","params":{"mode":"url","message":"m",'
+    b'"url":"https://example.com","elicitationId":"e"}}',
+    b'{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}',
+    b'{"method":"roots/list"}',
+    b'{"method":"roots/list","params":{}}',
+    b'{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5,"tools":[]}}',
+    b'{"method":"elicitation/create","params":{"mode":"push"}}',
+    b'{"method":"no/such"}',
+    b'{"params":{}}',
+    b'{"method":"roots/list","params":5}',
+    b"7",
+)
+INPUT_KEYS = (b'"a"', b'"b"', b'"k-1"', b'""', b'"\\u00e9"', b'"a"')
+REQUEST_STATES = (b'"s"', b'""', b'" {\\"not\\": \\"json\\"} \\u00e9\\n== "', b'"s2"', b"5",
+                  b"null")
+STREAM_METHODS = (b'"notifications/tools/list_changed"', b'"notifications/prompts/list_changed"',
+                  b'"notifications/resources/list_changed"',
+                  b'"notifications/resources/updated"', b'"notifications/message"',
+                  b'"notifications/other"', b'"notifications/subscriptions/acknowledged"')
+MODERN_ERRORS = (
+    b'{"code":-32022,"message":"v","data":{"supported":["2026-07-28"],'
+    b'"requested":"2026-07-28"}}',
+    b'{"code":-32022,"message":"v","data":{"supported":["2025-11-25"]}}',
+    b'{"code":-32022,"message":"v","data":{"supported":[]}}',
+    b'{"code":-32022,"message":"v","data":{"supported":"2026-07-28"}}',
+    b'{"code":-32022,"message":"v"}',
+    b'{"code":-32021,"message":"c","data":{"requiredCapabilities":{"sampling":{}}}}',
+    b'{"code":-32021,"message":"c","data":[1]}',
+    b'{"code":-32020,"message":"h"}',
+    b'{"code":-32602,"message":"invalid cursor"}',
+    b'{"code":-32601,"message":"no"}',
+)
+# Answers to the probe that mean "handshake-era server" (any other error, V-22 pre-GA codes).
+PROBE_ERRORS = (b"-32601", b"-32602", b"-32603", b"-32000", b"-32001", b"-32004", b"1")
+# What respond_with may be given: a result, an error, an exception, a non-object, a non-JSON.
+OUTCOMES: tuple[object, ...] = (
+    {"action": "accept", "content": {}}, {"roots": []}, RpcError(-1, "User rejected", {"x": 1}),
+    RpcError(-2, "no", {"x": float("nan")}), ValueError("boom"), 5, {"x": float("nan")},
+)
+
+# Tag -> (exception type that escapes, text in its message) or AssertionError text.  Each is
+# pinned by an xfail(strict=True) test in tests/test_fuzz.py.
 KNOWN_BUGS: dict[str, tuple[type[BaseException], str]] = {}
 
 
@@ -151,21 +242,31 @@ class _Choices:
 class _Run:
     def __init__(self, data: bytes) -> None:
         ch = self.ch = _Choices(data)
+        self.opening = OPENINGS[ch.below(len(OPENINGS))]
         self.deferred = ch.below(4) == 0
         self.limit = LIMITS[ch.below(len(LIMITS))]
         self.version = HANDSHAKE_VERSIONS[ch.below(len(HANDSHAKE_VERSIONS))]
         limits = Limits(max_message_size=self.limit, idle_timeout=float(1 + ch.below(30)),
                         request_timeout=float(5 + ch.below(100)), max_pages=1 + ch.below(4),
-                        max_list_items=1 + ch.below(8))
+                        max_list_items=1 + ch.below(8), probe_fallback=(0.5, 2.0)[ch.below(2)],
+                        max_input_rounds=1 + ch.below(4))
         self.session = ClientSession(Implementation(name="fuzz", version="0"),
                                      capabilities=CLIENT_CAPS, limits=limits)
         self.now = 0.0
         self.outcomes: dict[RequestHandle, int] = {}
+        self.first: dict[RequestHandle, str] = {}  # the kind of each handle's outcome
         self.init: RequestHandle | None = None
         self.closed = 0
         self.sent: dict[int, str] = {}  # request id -> method, from data_to_send()
+        self.listen_asked: dict[int, bytes] = {}  # listen request id -> its notifications
+        self.was_modern = False  # the session's era was modern when the last step began
+        self.retry_probe = False  # answer the probe -32022 first (a discover variant)
+        self.renewing = False  # started with subscriptions to renew
+        self.fallback_at: float | None = None  # when start() would send initialize as well
         self.open_server: set[object] = set()
+        self.early_server: set[object] = set()  # ServerRequests seen before the era was modern
         self.last_progress: dict[RequestHandle, float] = {}
+        self.retried: set[RequestHandle] = set()  # operations retried in this step
         self.initial_ops_done = False
 
     # -- driving ------------------------------------------------------------------------------
@@ -195,25 +296,93 @@ class _Run:
 
     def start(self) -> None:
         session = self.session
-        self.init = session.initialize(now=self.now)
+        ch = self.ch
+        if self.opening == "legacy":
+            self.init = session.initialize(now=self.now)
+        else:
+            variant = ch.below(4) if self.opening == "discover-variant" else -1
+            era = "modern" if variant == 1 or (variant == -1 and ch.below(4) == 0) else "auto"
+            discovered = None
+            if variant == 2:  # a remembered modern server: Ready at once (if stale, with a
+                # server/discover refresh in the background)
+                discovered = Discovered(supported_versions=MODERN_VERSIONS,
+                                        capabilities=MODERN_CAPS,
+                                        server_info=Implementation(name="s", version="1"),
+                                        expires_at=(0.0, 1e9)[ch.below(2)])
+            subscriptions = (URI,) if ch.below(4) == 0 else ()
+            self.renewing = bool(subscriptions)
+            self.init = session.start(now=self.now, era=era, discovered=discovered,
+                                      subscriptions=subscriptions)
+            self.fallback_at = self.now + session.limits.probe_fallback
+            self.retry_probe = variant == 3  # the probe is first answered -32022
         self.outcomes[self.init] = 0
         self.observe()
-        if not self.deferred:
+        remembered = session.state is State.READY
+        if remembered:
+            assert session.era == "modern", "a remembered discovery did not make it modern"
+            refresh = self.last_sent("server/discover")
+            if refresh is not None and ch.below(2):  # a stale one: answer its refresh
+                self.feed(self.discover_line(str(refresh).encode()) + b"\n")
+        if not self.deferred or remembered:
             self.handshake()
 
+    def last_sent(self, method: str) -> int | None:
+        ids = [rid for rid, m in self.sent.items() if m == method]
+        return max(ids) if ids else None
+
     def handshake(self) -> None:
-        """The canned initialize result, once (a no-op unless initialize is still open)."""
-        if self.session.state is not State.INITIALIZING or self.init is None \
+        """The canned answer to the opening, once (a no-op unless it is still open): an
+        ``initialize`` result, or for ``start()`` what the opening says: a DiscoverResult
+        (after a -32022 for one variant), an error, or silence until the fallback."""
+        s = self.session
+        if s.state not in (State.PROBING, State.INITIALIZING) or self.init is None \
                 or self.outcomes[self.init]:
+            self.initial_ops()
+            return
+        if s.state is State.PROBING:
+            probe = self.last_sent("server/discover")
+            assert probe is not None, "probing without a probe"
+            if self.opening in ("discover", "discover-variant"):
+                if self.retry_probe and probe == self.init.id:
+                    self.retry_probe = False
+                    self.feed(b'\n{"jsonrpc":"2.0","id":%d,"error":%s}\n'
+                              % (probe, MODERN_ERRORS[0]))
+                    retry = self.last_sent("server/discover")
+                    assert retry is not None and retry != probe, "-32022 probe not retried"
+                    probe = retry
+                self.feed(b"\n" + self.discover_line(str(probe).encode()) + b"\n")
+                state = _state(s)
+                assert state is State.READY and s.era == "modern", f"discovery ended {state}"
+                self.initial_ops()
+                return
+            if self.opening == "probe-error":
+                code = self.ch.pick(PROBE_ERRORS)
+                self.feed(b'{"jsonrpc":"2.0","id":%d,"error":{"code":%s,"message":"m"}}\n'
+                          % (probe, code))
+            else:  # silence: the fallback timer sends initialize
+                deadline = s.next_deadline()
+                assert deadline is not None, "probing without a deadline"
+                self.tick(max(0.0, deadline - self.now))
+            if s.state is State.PROBING and self.last_sent("initialize") is None:
+                return  # the probe's own deadline came first: it is retried below, later
+        init = self.last_sent("initialize") if s.era is None else None
+        if init is None or init not in s._pending:  # not sent yet, or timed out meanwhile
+            self.initial_ops()
             return
         result = {"protocolVersion": self.version, "capabilities": SERVER_CAPS,
                   "serverInfo": {"name": "fuzz-server", "version": "1"}}
-        line = json.dumps({"jsonrpc": "2.0", "id": self.init.id, "result": result},
+        line = json.dumps({"jsonrpc": "2.0", "id": init, "result": result},
                           separators=(",", ":"))
         self.feed(b"\n" + line.encode() + b"\n")
-        state = _state(self.session)
+        state = _state(s)
         assert state is State.READY, f"canned handshake ended {state}"
         self.initial_ops()
+
+    def discover_line(self, rid: bytes) -> bytes:
+        """A DiscoverResult (no resultType: absent means complete), under 300 bytes."""
+        caps = json.dumps(MODERN_CAPS, separators=(",", ":")).encode()
+        return (b'{"jsonrpc":"2.0","id":%s,"result":{"supportedVersions":["2026-07-28"],'
+                b'"capabilities":%s,"_meta":{%s}}}' % (rid, caps, _SERVER_INFO))
 
     def initial_ops(self) -> None:
         if self.initial_ops_done or self.session.state is not State.READY:
@@ -249,19 +418,21 @@ class _Run:
             lambda: s.list_resource_templates(now=now),
             lambda: s.list_prompts(now=now),
             lambda: s.ping(now=now, timeout=3.0),
-            lambda: s.read_resource("file:///x", now=now),
+            lambda: s.read_resource(URI, now=now),
             lambda: s.get_prompt("p", {"a": "b"}, now=now),
             lambda: s.complete({"type": "ref/prompt", "name": "p"}, "a", "b", now=now),
-            lambda: s.subscribe("file:///x", now=now),
+            lambda: s.subscribe(URI, now=now),
             lambda: s.set_logging_level("info", now=now),
             lambda: s.send_request("x/custom", {"k": [1]}, now=now, progress=True),
+            lambda: s.call_tool("t", {"n": 2}, now=now, meta={"k": "v"}),
+            lambda: s.unsubscribe(URI, now=now),
         )
-        if s.server_capabilities != SERVER_CAPS:  # Ready came from a generated line
-            ops = ops[2:7]  # lists and ping: allowed whatever the server declared
+        if s.server_capabilities not in (SERVER_CAPS, MODERN_CAPS):
+            ops = ops[2:7]  # Ready came from a generated line: lists and ping, always allowed
         self.track(ops[self.ch.below(len(ops))]())
 
     def cancel(self) -> None:
-        handles = [h for h in self.outcomes if h.method != "initialize"]
+        handles = [h for h in self.outcomes if h != self.init]
         if not handles:
             return
         handle = handles[self.ch.below(len(handles))]
@@ -270,15 +441,29 @@ class _Run:
         assert done == was_open, f"cancel({handle}) returned {done}, open: {was_open}"
 
     def respond(self) -> None:
-        candidates: list[object] = [*sorted(self.open_server, key=repr), "s-1", 1, 99]
+        candidates: list[object] = sorted(self.open_server, key=repr)
+        if not candidates or self.ch.below(4) == 0:
+            candidates += ["s-1", 1, 99, "input-2-1-a"]
         rid = candidates[self.ch.below(len(candidates))]
         assert type(rid) is str or type(rid) is int
-        was_open = rid in self.open_server and self.session.state is not State.CLOSED
-        if self.ch.byte() & 1:
-            ok = self.step("respond", lambda: self.session.respond(rid, {"roots": []}))
+        s = self.session
+        was_open = rid in self.open_server and s.state is not State.CLOSED
+        how = self.ch.below(8)
+        if how == 0:  # an answer that is not JSON: refused, the request stays open
+            try:
+                ok = self.step("respond", lambda: s.respond(rid, {"x": float("nan")}))
+            except Escaped as exc:
+                assert was_open and isinstance(exc.__cause__, LocalProtocolError), str(exc)
+                return
+            assert ok is False and not was_open, f"respond(NaN) to {rid!r} returned {ok}"
+            return
+        if how <= 2:
+            ok = self.step("respond", lambda: s.respond(rid, {"roots": []}, now=self.now))
+        elif how <= 4:
+            ok = self.step("respond_error", lambda: s.respond_error(rid, -1, "no", {"why": 1}))
         else:
-            ok = self.step("respond_error",
-                           lambda: self.session.respond_error(rid, -1, "no", {"why": 1}))
+            outcome = OUTCOMES[self.ch.below(len(OUTCOMES))]
+            ok = self.step("respond_with", lambda: s.respond_with(rid, outcome, now=self.now))
         assert ok == was_open, f"respond({rid!r}) returned {ok}, open: {was_open}"
         self.open_server.discard(rid)
 
@@ -386,8 +571,108 @@ class _Run:
                             b'{"jsonrpc":"2.0","id":%s,"error":%s}' % (rid, self.weird())))
         return self.weird()
 
+    # -- generated 2026-07-28 lines ----------------------------------------------------------
+
+    def listen_id(self) -> bytes:
+        """A subscriptionId: mostly the current listen stream's id, else an older or unknown
+        one, or an odd value."""
+        ids = sorted(self.listen_asked)
+        k = self.ch.below(8)
+        if ids and k < 5:
+            return str(ids[-1]).encode()
+        if ids and k == 5:
+            return str(ids[0] if len(ids) > 1 else ids[-1] + 1).encode()
+        if ids and k == 6:
+            return b'"%d"' % ids[-1]
+        return self.odd((b"null", b"999", b"1.5", b'"x"'))
+
+    def accepted(self) -> bytes:
+        """The ``notifications`` of an acknowledgement: what was asked, less, or odd."""
+        ids = sorted(self.listen_asked)
+        asked = self.listen_asked[ids[-1]] if ids else b"{}"
+        return self.odd((asked, asked, b"{}", b'{"resourceSubscriptions":["file:///x"]}',
+                         b'{"toolsListChanged":true}', b'{"resourceSubscriptions":[1]}'))
+
+    def input_entry(self) -> bytes:
+        ch = self.ch
+        return INPUT_ENTRIES[ch.below(5)] if ch.below(4) else ch.pick(INPUT_ENTRIES)
+
+    def pending_id(self) -> bytes:
+        """Mostly the id of a request still awaiting its answer."""
+        pending = sorted(self.session._pending)
+        if not pending or self.ch.below(4) == 0:
+            return self.client_id()
+        return str(pending[self.ch.below(len(pending))]).encode()
+
+    def modern_result(self, rid: bytes) -> bytes:
+        """A result with a ``resultType`` (and ``ttlMs``), or an input_required one."""
+        ch = self.ch
+        method = self.sent.get(int(rid)) if rid.isdigit() else None
+        mrtr = method in ("tools/call", "prompts/get", "resources/read")
+        kind = b'"input_required"' if mrtr and ch.below(2) else self.odd(RESULT_TYPES)
+        if kind == b'"input_required"':
+            entries = [b"%s:%s" % (ch.pick(INPUT_KEYS), self.input_entry())
+                       for _ in range(ch.below(4))]
+            parts = [b'"resultType":"input_required"']
+            if entries or ch.below(4) == 0:
+                parts.append(b'"inputRequests":{%s}' % b",".join(entries))
+            if ch.below(3):
+                parts.append(b'"requestState":%s' % self.odd(REQUEST_STATES))
+            if ch.below(8) == 0:
+                parts.append(b'"ttlMs":%s' % self.odd(TTLS))
+            return b"{" + b",".join(parts) + b"}"
+        body = self.result_for(rid)
+        extra = b'"resultType":%s' % kind
+        if ch.below(2):
+            extra += b',"ttlMs":%s' % self.odd(TTLS)
+        if body == b"{}":
+            return b"{%s}" % extra
+        return b"{%s,%s" % (extra, body[1:]) if body.startswith(b"{") else body
+
+    def modern_message(self) -> bytes:
+        ch = self.ch
+        kind = ch.below(12)
+        if kind <= 4:
+            rid = self.pending_id()
+            return b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (rid, self.modern_result(rid))
+        if kind == 5:
+            return b'{"jsonrpc":"2.0","id":%s,"error":%s}' % (self.pending_id(),
+                                                             self.odd(MODERN_ERRORS))
+        if kind <= 7:  # on the listen stream, or on another one, or on none
+            method = ch.pick(STREAM_METHODS)
+            if method == b'"notifications/subscriptions/acknowledged"':
+                params = b'"notifications":%s' % self.accepted()
+            else:
+                params = ch.pick((b'"uri":"file:///x"', b'"uri":%s' % self.weird(),
+                                  b'"level":"info","data":1', b'"x":1'))
+            meta = (b'"_meta":{%s:%s}' % (_SID, self.listen_id()) if ch.below(8)
+                    else ch.pick((b'"_meta":{}', b'"_meta":null', b'"_meta":5', b'"y":0')))
+            return b'{"jsonrpc":"2.0","method":%s,"params":{%s,%s}}' % (method, params, meta)
+        if kind == 8:
+            return (b'{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged",'
+                    b'"params":{"_meta":{%s:%s},"notifications":%s}}'
+                    % (_SID, self.listen_id(), self.accepted()))
+        if kind == 9:  # the server ends a listen stream (SB-04)
+            lid = self.listen_id()
+            return ch.pick((
+                b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s}}'
+                % lid,
+                b'{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete"}}' % lid,
+                b'{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"gone"}}' % lid))
+        if kind == 10:
+            return self.discover_line(self.client_id())
+        rid = self.client_id()
+        return ch.pick((  # request-scoped notifications on the stream; a server request (M-04)
+            b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,'
+            b'"progress":%s,"_meta":{%s:%s}}}' % (rid, self.odd((b"1", b"2", b"3")), _SID,
+                                                 self.listen_id()),
+            b'{"jsonrpc":"2.0","id":"s-%s","method":"elicitation/create","params":{}}' % rid,
+            b'{"jsonrpc":"2.0","id":%s,"method":"ping"}' % rid))
+
     def inject(self) -> None:
-        line = b"\n" + self.message() + self.ch.pick((b"\n", b"\r\n"))
+        modern = self.session.era == "modern" or self.opening != "legacy"
+        message = self.modern_message if self.ch.below(2 if modern else 8) == 0 else self.message
+        line = b"\n" + message() + self.ch.pick((b"\n", b"\r\n"))
         cut = self.ch.below(len(line) + 1) if self.ch.byte() & 1 else len(line)
         self.feed(line[:cut])
         if cut < len(line):
@@ -396,18 +681,24 @@ class _Run:
     # -- checking -----------------------------------------------------------------------------
 
     def observe(self) -> None:
-        """Check every queued event and every byte queued for the server."""
+        """Check every byte queued for the server and every queued event."""
         s = self.session
+        self.retried = set()  # operations retried in this step
+        self.check_output(s.data_to_send())  # first: it registers subscription renewals
         init_failed = False
         while (event := s.next_event()) is not None:
             if isinstance(event, Ready | Completed | Failed):
                 handle = event.handle
                 assert self.closed == 0, f"{event!r} after Closed"[:300]
                 assert handle in self.outcomes, f"outcome for unknown handle {handle}"
-                assert self.outcomes[handle] == 0, f"second outcome for {handle}: {event!r}"[:300]
+                assert self.outcomes[handle] == 0, (
+                    f"second outcome for {handle} after {self.first[handle]}: {event!r}"[:300])
                 self.outcomes[handle] = 1
+                self.first[handle] = type(event).__name__
                 if isinstance(event, Ready):
                     assert handle == self.init, f"Ready for {handle}"
+                    assert event.era == s.era and event.era in ("modern", "legacy"), (
+                        f"Ready in era {event.era!r}, session {s.era!r}")
                 elif isinstance(event, Failed):
                     assert isinstance(event.error, MCPError), f"Failed with {event.error!r}"
                     init_failed = init_failed or handle == self.init
@@ -419,7 +710,8 @@ class _Run:
                 handle = event.handle
                 assert self.outcomes.get(handle) == 0, f"Progress for a finished {handle}"
                 value = event.progress
-                last = self.last_progress.get(handle)
+                # A retry (MRTR, -32022) has a new progress token: its values start afresh.
+                last = None if handle in self.retried else self.last_progress.get(handle)
                 assert (type(value) is int or math.isfinite(value)) and (
                     last is None or value > last), (
                     f"progress not finite and increasing: {last!r} then {value!r}")
@@ -430,6 +722,11 @@ class _Run:
                 assert rid not in self.open_server, f"ServerRequest id {rid!r} already open"
                 assert event.method in ("sampling/createMessage", "elicitation/create",
                                         "roots/list"), f"ServerRequest {event.method!r}"
+                if self.was_modern:  # an MRTR input: a synthetic string id (M-04)
+                    assert type(rid) is str and rid.startswith("input-"), (
+                        f"modern ServerRequest id {rid!r}")
+                else:
+                    self.early_server.add(rid)
                 self.open_server.add(rid)
             elif isinstance(event, ServerRequestCancelled):
                 assert event.request_id in self.open_server, f"{event!r} for no open request"
@@ -440,13 +737,25 @@ class _Run:
                 self.open_server.clear()
             elif isinstance(event, BadMessage):
                 assert isinstance(event.error, MCPError)
+            elif isinstance(event, SubscriptionEnded):
+                assert s.era == "modern", f"{event!r} in era {s.era}"
         if init_failed:
             assert self.closed == 1 and s.state is State.CLOSED, (
                 "initialize failed without Closed")
         still_open = sum(1 for n in self.outcomes.values() if n == 0)
-        assert s.pending_count == still_open, (
-            f"pending_count {s.pending_count} but {still_open} handles open")
-        self.check_output(s.data_to_send())
+        if self.opening == "legacy":
+            assert s.pending_count == still_open, (
+                f"pending_count {s.pending_count} but {still_open} handles open")
+        else:  # the listen stream, a discovery refresh, probe + initialize: not 1:1
+            for p in s._pending.values():
+                role = "the opening" if p.role in ("discover", "initialize") else p.role
+                if role is None or role == "the opening":
+                    assert self.outcomes.get(p.handle) == 0, (
+                        f"{role or p.method} request {p.handle.id} pending for a handle "
+                        f"that is not open: {p.handle}")
+        self.was_modern = s.era == "modern"
+        for handle in self.retried:  # the retry's progress starts afresh
+            self.last_progress.pop(handle, None)
 
     def check_output(self, out: bytes) -> None:
         if not out:
@@ -460,8 +769,44 @@ class _Run:
             if isinstance(msg, Request):
                 assert type(msg.id) is int and msg.id not in self.sent, f"request id {msg.id}"
                 self.sent[msg.id] = msg.method
+                self.check_request(msg)
             elif isinstance(msg, Notification) and msg.method == "notifications/cancelled":
                 assert msg.params.get("requestId") in self.sent, f"cancelled {msg.params}"
+            elif isinstance(msg, Response | ErrorResponse):
+                # A modern session answers nothing (M-04), but a request the server sent while
+                # the era was undecided reached the host, who may answer it later.
+                assert not self.was_modern or msg.id in self.early_server, (
+                    f"a modern session sent a response: {raw[:200]!r}")
+
+    def check_request(self, msg: Request) -> None:
+        s = self.session
+        rid = msg.id
+        assert type(rid) is int
+        meta = msg.params.get("_meta")
+        version = meta.get(PROTOCOL_VERSION_KEY) if type(meta) is dict else None
+        if msg.method == "server/discover" or (s.era == "modern" and msg.method != "initialize"):
+            assert type(meta) is dict and version in MODERN_VERSIONS and \
+                meta.get(CAPABILITIES_KEY) == CLIENT_CAPS, f"{msg.method} _meta {meta!r}"[:300]
+        else:
+            assert version is None, f"handshake-era {msg.method} with _meta {meta!r}"[:300]
+        pending = s._pending.get(rid)
+        if pending is not None and pending.handle.id != rid:
+            self.retried.add(pending.handle)
+        if msg.method == "resources/subscribe" and self.renewing and s.era == "legacy":
+            # start(subscriptions=...) renews them with requests of its own, whose handles
+            # the host never got but whose outcomes it sees.
+            renewal = RequestHandle(rid, msg.method)
+            self.outcomes.setdefault(renewal, 0)
+        if msg.method == "subscriptions/listen":
+            self.listen_asked[rid] = json.dumps(msg.params.get("notifications"),
+                                                   separators=(",", ":")).encode()
+        if "requestState" in msg.params or "inputResponses" in msg.params:  # an MRTR retry
+            assert s.era == "modern", f"MRTR retry in era {s.era}"
+            state = msg.params.get("requestState")
+            assert state is None or type(state) is str, f"requestState {state!r}"
+            if pending is not None:
+                assert 0 < pending.rounds <= s.limits.max_input_rounds, (
+                    f"MRTR round {pending.rounds} > {s.limits.max_input_rounds}")
 
     # -- end ----------------------------------------------------------------------------------
 
@@ -474,7 +819,10 @@ class _Run:
         assert s.state is State.CLOSED and self.closed == 1, "receive_eof did not close"
         open_handles = [h for h, n in self.outcomes.items() if n != 1]
         assert not open_handles, f"handles without an outcome: {open_handles}"
-        assert s.pending_count == 0 and s.next_deadline() is None
+        assert s.pending_count == 0, f"pending_count {s.pending_count} after EOF"
+        deadline = s.next_deadline()
+        assert deadline is None, f"next_deadline {deadline} after EOF" + (
+            " (the probe fallback timer)" if deadline == self.fallback_at else "")
         s.receive_data(b'{"jsonrpc":"2.0","method":"x"}\n', now=self.now)
         s.handle_timeout(self.now + 1e9)
         assert s.next_event() is None, "an event after EOF"
@@ -517,14 +865,17 @@ def check(data: bytes) -> None:
             run.issue()
         elif action == 8:
             run.cancel()
-        elif action == 9:
+        elif action <= 10:
             run.respond()
     run.handshake()
     run.initial_ops()
     for _ in range(2 + ch.below(10)):
         run.inject()
-        if ch.below(4) == 0:
+        k = ch.below(8)
+        if k == 0:
             run.tick(ch.below(8))
+        elif k <= 2 and run.open_server:
+            run.respond()
     run.finish()
 
 

@@ -621,6 +621,14 @@ class ClientSession:
                     if gather.handle == handle:  # waiting for the host: nothing on the wire
                         self._gather_fail(gather, RequestCancelled(handle.method, reason))
                         return True
+                for i, (waiting, _uri) in enumerate(self._listen_waiters):
+                    if waiting == handle:
+                        # Only the wait ends: the listen already asks for the new set, which
+                        # the next subscribe()/unsubscribe() corrects if the host wants.
+                        del self._listen_waiters[i]
+                        self._events.append(Failed(handle=handle,
+                                                   error=RequestCancelled(handle.method, reason)))
+                        return True
                 return False
         del self._pending[rid]
         self._abandon(rid, p, RequestCancelled(handle.method, reason), reason=reason)
@@ -929,8 +937,13 @@ class ClientSession:
         fail_with = error if error is not None else ConnectionClosed("the client closed the "
                                                                      "session")
         events = self._events
+        self._fallback_at = None
+        failed: set[RequestHandle] = set()
         for p in self._pending.values():
-            if p.role != "listen":
+            # Internal requests have no host handle; the probe and the handshake sent beside
+            # it share one handle, which fails once.
+            if p.role not in ("listen", "refresh") and p.handle not in failed:
+                failed.add(p.handle)
                 events.append(Failed(handle=p.handle, error=fail_with))
         for gather in {id(g): g for g in self._gathers.values()}.values():
             events.append(Failed(handle=gather.handle, error=fail_with))
@@ -1238,6 +1251,7 @@ class ClientSession:
         retry.retried = True
         retry.rounds = p.rounds
         retry.base_params = p.base_params
+        retry.last_progress = p.last_progress
         return True
 
     def _on_notification(self, message: Notification, now: float | None) -> None:
@@ -1252,7 +1266,7 @@ class ClientSession:
                     p = self._pending.pop(self._listen_rid)
                     self._listen_ended(p, None)  # SB-04: the server tore it down
                 return
-            if sid is None or sid != self._listen_rid:
+            if type(sid) is not int or sid != self._listen_rid:
                 self.stats.notifications_dropped += 1
                 return
             if method == "notifications/subscriptions/acknowledged":
@@ -1428,6 +1442,7 @@ class ClientSession:
             return
         retry.base_params = base
         retry.rounds = p.rounds + 1
+        retry.last_progress = p.last_progress  # Progress never goes backwards for a handle
 
     def _gather_answer(self, sid: RequestId, result: dict[str, Any], now: float | None) -> bool:
         gather = self._gathers[sid]

@@ -19,7 +19,21 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from fuzz import fuzz_jsonrpc, fuzz_ndjson, fuzz_session
-from mcp_proto import NdjsonFramer
+from mcp_proto import (
+    MODERN_VERSIONS,
+    ClientSession,
+    Closed,
+    Event,
+    Failed,
+    Implementation,
+    NdjsonFramer,
+    Ready,
+    RequestCancelled,
+    ServerExited,
+    State,
+)
+from mcp_proto._modern import Discovered
+from tests.fake_server import modern_pair
 
 CORPUS = Path(__file__).resolve().parent.parent / "fuzz" / "corpus"
 HARNESSES: dict[str, ModuleType] = {
@@ -124,6 +138,71 @@ def _lines(messages: st.SearchStrategy[Any]) -> st.SearchStrategy[bytes]:
 mixed_streams = st.tuples(st.binary(min_size=10, max_size=10), _lines(session_messages),
                           st.binary(max_size=12)).map(b"".join)
 
+# 2026-07-28 lines: results with a resultType (input_required with inputRequests the client
+# can or cannot serve, a requestState or not), ttlMs values (huge ones too), -32022/-32021/
+# -32020 errors, DiscoverResults, acknowledgements and notifications with the listen stream's
+# subscriptionId (the harness's listen is id 2) or another.
+_SID = "io.modelcontextprotocol/subscriptionId"
+_input_entries = st.sampled_from([
+    {"method": "elicitation/create", "params": {"message": "m", "requestedSchema": {}}},
+    {"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": "u"}},
+    {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1}},
+    {"method": "sampling/createMessage", "params": {"messages": [], "tools": []}},
+    {"method": "roots/list"}, {"method": "no/such"}, {"params": {}}, {"method": 5},
+]) | json_values
+_ttls = st.integers(-5, 10**400) | st.floats() | json_values
+_modern_results = st.one_of(
+    st.fixed_dictionaries(
+        {"resultType": st.sampled_from(["complete", "task", "", "input_required"])
+         | json_values},
+        optional={"content": st.just([{"type": "text", "text": "ok"}]), "tools": st.just([]),
+                  "contents": st.just([]), "messages": st.just([]), "ttlMs": _ttls,
+                  "nextCursor": st.sampled_from(["c1", "c2"])}),
+    st.fixed_dictionaries(
+        {"resultType": st.just("input_required")},
+        optional={"inputRequests": st.dictionaries(st.sampled_from(["a", "b", "", "k-1"]),
+                                                   _input_entries, max_size=3),
+                  "requestState": st.text(max_size=6) | json_values, "ttlMs": _ttls}),
+    st.fixed_dictionaries(
+        {"supportedVersions": st.sampled_from([["2026-07-28"], ["2025-11-25"], []]),
+         "capabilities": st.sampled_from([{}, {"tools": {"listChanged": True}}])},
+        optional={"_meta": st.just({"io.modelcontextprotocol/serverInfo":
+                                    {"name": "s", "version": "1"}})}),
+)
+_sub_ids = st.sampled_from([2, 2, 2, 3, 7]) | st.text(max_size=2) | json_values
+modern_messages = st.one_of(
+    st.fixed_dictionaries({"jsonrpc": st.just("2.0"), "id": _client_ids,
+                           "result": _modern_results}),
+    st.fixed_dictionaries({"jsonrpc": st.just("2.0"), "id": _client_ids,
+                           "error": st.fixed_dictionaries(
+                               {"code": st.sampled_from([-32022, -32021, -32020, -32602,
+                                                         -32601]),
+                                "message": st.just("m")},
+                               optional={"data": st.fixed_dictionaries(
+                                   {}, optional={
+                                       "supported": st.sampled_from(
+                                           [["2026-07-28"], ["2025-11-25"], []]) | json_values,
+                                       "requiredCapabilities": json_objects})
+                                   | json_values})}),
+    st.fixed_dictionaries({
+        "jsonrpc": st.just("2.0"),
+        "method": st.sampled_from([
+            "notifications/subscriptions/acknowledged", "notifications/tools/list_changed",
+            "notifications/resources/updated", "notifications/prompts/list_changed",
+            "notifications/cancelled", "notifications/progress", "notifications/x"]),
+        "params": st.fixed_dictionaries(
+            {}, optional={"_meta": st.fixed_dictionaries({}, optional={_SID: _sub_ids}),
+                          "notifications": json_objects, "uri": st.just("file:///x"),
+                          "requestId": _sub_ids, "progressToken": _client_ids,
+                          "progress": st.integers(0, 9)})}),
+    session_messages,
+)
+# The last byte picks the harness's opening (byte % 8): 4 discover, 5 a discover variant
+# (era modern, -32022 first, remembered), 6 probe error, 7 probe silence.
+modern_streams = st.tuples(st.binary(min_size=10, max_size=10), _lines(modern_messages),
+                           st.sampled_from([b"4", b"5", b"6", b"7", b"\x0c", b"\x0d"])
+                           ).map(b"".join)
+
 
 # -- the harnesses ----------------------------------------------------------------------------
 
@@ -140,6 +219,10 @@ MALFORMED_REQUEST_COLLIDES = (  # a bad server request with id 2 dropped our req
     b'{"jsonrpc":"2.0","id":2,"method":"sampling/createMessage","params":[]}\n')
 
 # Inputs that find core bugs still present: see the xfail tests at the end.
+HUGE_TTL = (  # a ttlMs beyond float range: OverflowError escaped receive_data
+    b'{"jsonrpc":"2.0","id":4,"result":{"tools":[],"ttlMs":' + b"9" * 400 + b'}}\n'
+    b'{"jsonrpc":"2.0","id":5,"result":{"contents":[],"ttlMs":' + b"9" * 400 + b'}}\n4')
+
 SURROGATE_ID = b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}\n'
 HUGE_INT_PROGRESS = (b'{"jsonrpc":"2.0","method":"notifications/progress","params":'
                      b'{"progressToken":2,"progress":' + b"9" * 400 + b"}}\n")
@@ -187,6 +270,13 @@ def test_session_mixed(data: bytes) -> None:
     _check(fuzz_session, data)
 
 
+@FUZZ
+@given(modern_streams)
+@example(HUGE_TTL)
+def test_session_modern_mixed(data: bytes) -> None:
+    _check(fuzz_session, data)
+
+
 @pytest.mark.parametrize(
     "path", sorted(CORPUS.glob("*/*")), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_corpus(path: Path) -> None:
@@ -213,3 +303,74 @@ def test_fixed_session_bug_stays_fixed(data: bytes) -> None:
     """A lone surrogate echoed back in an id or error message, and a progress value beyond
     float range, once raised out of receive_data (UnicodeEncodeError, OverflowError)."""
     fuzz_session.check(data)
+
+
+# -- regressions: core bugs the modern harness found, fixed --------------------------------
+
+INFO = Implementation(name="t", version="1")
+
+
+def _events(session: ClientSession) -> list[Event]:
+    out: list[Event] = []
+    while (event := session.next_event()) is not None:
+        out.append(event)
+    return out
+
+
+@pytest.mark.parametrize("end", ["eof", "lost", "close"])
+def test_fixed_opening_fails_once_when_probe_and_initialize_are_pending(end: str) -> None:
+    session = ClientSession(INFO)
+    handle = session.start(now=0.0)
+    session.handle_timeout(session.limits.probe_fallback)  # initialize is sent as well
+    assert [json.loads(line)["method"] for line in session.data_to_send().splitlines()] == [
+        "server/discover", "initialize"]
+    if end == "eof":
+        session.receive_eof()
+    elif end == "lost":
+        session.connection_lost(ServerExited(1))
+    else:
+        session.close()
+    events = _events(session)
+    assert [e for e in events if isinstance(e, Failed) and e.handle == handle] == events[:1]
+    assert isinstance(events[-1], Closed) and len(events) == 2
+
+
+@pytest.mark.parametrize("end", ["eof", "close"])
+def test_fixed_no_deadline_after_closing_while_probing(end: str) -> None:
+    session = ClientSession(INFO)
+    session.start(now=0.0)
+    session.receive_eof() if end == "eof" else session.close()
+    assert session.state is State.CLOSED and session.pending_count == 0
+    assert session.next_deadline() is None
+
+
+@pytest.mark.parametrize("method", ["subscribe", "unsubscribe"])
+def test_fixed_modern_subscribe_can_be_cancelled(method: str) -> None:
+    pair = modern_pair(validate=False)
+    handle = getattr(pair.session, method)("file:///x", now=pair.now)
+    pair.sent()
+    assert pair.events() == []  # open until the listen stream is acknowledged
+    assert pair.session.cancel(handle) is True
+    [failed] = pair.events()
+    assert isinstance(failed, Failed) and failed.handle == handle
+    assert isinstance(failed.error, RequestCancelled)
+
+
+def test_fixed_stale_discovery_refresh_does_not_fail_the_ready_handle() -> None:
+    session = ClientSession(INFO)
+    remembered = Discovered(supported_versions=MODERN_VERSIONS, capabilities={"tools": {}},
+                            server_info=INFO, expires_at=0.0)
+    handle = session.start(now=1.0, discovered=remembered)
+    [refresh] = [json.loads(line) for line in session.data_to_send().splitlines()]
+    assert refresh["method"] == "server/discover"
+    session.receive_eof()
+    events = _events(session)
+    assert isinstance(events[0], Ready) and events[0].handle == handle
+    assert [type(e) for e in events] == [Ready, Closed]
+
+
+def test_known_bugs_are_pinned() -> None:
+    """Every KNOWN_BUGS tag of the session harness names its xfail test above."""
+    source = Path(__file__).read_text("utf-8")
+    for tag in fuzz_session.KNOWN_BUGS:
+        assert f"KNOWN_BUGS '{tag}'" in source, tag

@@ -13,6 +13,7 @@ unhashable ``type``/``mode`` values, deeply nested JSON, answers the host cannot
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,26 +29,39 @@ from mcp_proto import (
     Completed,
     ConnectionClosed,
     Failed,
+    GetPromptResult,
+    HeaderMismatch,
     Limits,
     ListChanged,
     LocalProtocolError,
     LogMessage,
     MessageTooLarge,
+    MissingClientCapability,
     OtherNotification,
     Progress,
+    ReadResourceResult,
     RemoteProtocolError,
     RequestCancelled,
     RequestHandle,
     RequestId,
     RequestTimeout,
+    ResourceUpdated,
     RpcError,
     ServerExited,
     ServerRequest,
     ServerRequestCancelled,
     State,
+    SubscriptionEnded,
+    UnsupportedProtocolVersion,
 )
 from mcp_proto._jsonrpc import dumps
-from tests.fake_server import JSONObj, parse_ndjson, ready_pair
+from mcp_proto._modern import (
+    CAPABILITIES_KEY,
+    LOG_LEVEL_KEY,
+    PROTOCOL_VERSION_KEY,
+    SUBSCRIPTION_ID_KEY,
+)
+from tests.fake_server import JSONObj, modern_pair, parse_ndjson, ready_pair
 
 IDLE = 10.0
 TOTAL = 30.0
@@ -578,3 +592,538 @@ SessionMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 test_session_state_machine = SessionMachine.TestCase
+
+
+# -- the 2026-07-28 era ------------------------------------------------------------------------
+#
+# A second machine drives a ready *modern* session (server/discover answered, the listen stream
+# acknowledged): tools/call, prompts/get and resources/read answered complete, input_required
+# (MRTR) or with an unknown resultType; the host answering, refusing or failing to encode the
+# inputs; cancels while gathering or while a retry is in flight; -32022/-32021/-32020 errors;
+# clock advances; late answers to replaced ids; notifications on the listen stream with the
+# right or a wrong subscriptionId; ttl caching of resources/read.
+#
+# Invariants: every handle ends exactly once (all by EOF, at teardown); request ids strictly
+# increase, so MRTR and -32022 retries use fresh ids never reused; each retry carries the
+# original params, this round's inputResponses and exactly the requestState given (never one
+# that was not given); rounds are bounded by Limits.max_input_rounds; every request carries the
+# _meta protocol version, client capabilities and current log level; the client never writes
+# a response; pending_count and next_deadline() match the model.
+
+M_IDLE = 10.0
+M_TOTAL = 30.0
+M_ROUNDS = 3
+M_CLIENT_CAPS: JSONObj = {"sampling": {}, "elicitation": {"form": {}}, "roots": {}}
+M_SERVER_CAPS: JSONObj = {"tools": {"listChanged": True}, "prompts": {}, "resources": {}}
+M_URI = "file:///r"
+INPUTS: dict[str, tuple[JSONObj, JSONObj]] = {  # method -> (params, the host's answer)
+    "elicitation/create": (
+        {"message": "name?", "requestedSchema": {"type": "object", "properties": {
+            "name": {"type": "string"}}}},
+        {"action": "accept", "content": {"name": "octocat"}}),
+    "sampling/createMessage": (
+        {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+         "maxTokens": 5},
+        {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"}),
+    "roots/list": ({}, {"roots": []}),
+}
+UNSERVED_INPUT: JSONObj = {"method": "elicitation/create", "params": {  # url: not declared
+    "mode": "url", "message": "m", "url": "https://example.com", "elicitationId": "e"}}
+STATES = [None, "s", "", ' {"not": "json"} \u00e9\n== ']
+FINAL: dict[str, JSONObj] = {
+    "tools/call": {"content": [{"type": "text", "text": "ok"}]},
+    "prompts/get": {"messages": []},
+    "resources/read": {"contents": [{"uri": M_URI, "text": "x"}]},
+}
+VALUE_TYPES: dict[str, type[Any]] = {"tools/call": CallToolResult, "prompts/get": GetPromptResult,
+                                     "resources/read": ReadResourceResult}
+
+
+@dataclass
+class MOp:
+    """The model of one modern operation."""
+
+    handle: RequestHandle
+    params: JSONObj  # as the caller gave them (what every retry starts from)
+    progress: bool
+    wire_id: int | None  # None while its inputs are gathered (nothing on the wire)
+    last_params: JSONObj  # what the request on the wire carried, _meta aside
+    deadline: float = math.inf
+    total_deadline: float = math.inf
+    rounds: int = 0
+    retried: bool = False  # the request on the wire is already a -32022 retry
+    state: str | None = None  # this round's requestState
+    inputs: dict[RequestId, tuple[str, str]] = field(default_factory=dict)
+    """The open inputs: synthetic request id -> (inputRequests key, method)."""
+    answers: JSONObj = field(default_factory=dict)
+    last_progress: float | None = None
+
+    @property
+    def method(self) -> str:
+        return self.handle.method
+
+
+class ModernSessionMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pair = modern_pair(
+            capabilities=M_CLIENT_CAPS, server_caps=M_SERVER_CAPS,
+            limits=Limits(idle_timeout=M_IDLE, request_timeout=M_TOTAL,
+                          max_input_rounds=M_ROUNDS),
+            validate=False)
+        self.session = self.pair.session
+        assert self.pair.listen is not None  # tools.listChanged: one acknowledged stream
+        self.listen_id: int = self.pair.listen["id"]
+        self.listening = True  # until the server ends the stream (SB-04)
+        self.max_id = self.listen_id
+        self.ops: dict[RequestHandle, MOp] = {}
+        self.ended: set[RequestHandle] = set()
+        self.old_ids: list[int] = [1]  # ids whose answers must now be dropped
+        self.stale_inputs: list[RequestId] = ["input-999-1-a"]  # answered, withdrawn, unknown
+        self.log_level: str | None = None
+        self.cache_until = -math.inf  # resources/read of M_URI is cached until then
+        self.dropped = 0
+        self.notes_dropped = 0
+        self.calls = 0
+
+    @property
+    def now(self) -> float:
+        return self.pair.now
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def send(self, *messages: object) -> None:
+        self.pair.feed(b"".join(dumps(m) + b"\n" for m in messages))
+
+    def pump(self) -> Pumped:
+        result = Pumped([], [], [], {}, [])
+        for m in parse_ndjson(self.session.data_to_send()):
+            assert "result" not in m and "error" not in m, f"a modern client answered: {m}"
+            if "id" in m:
+                assert type(m["id"]) is int and m["id"] > self.max_id, "request id reused"
+                self.max_id = m["id"]
+                meta = m["params"]["_meta"]
+                assert meta[PROTOCOL_VERSION_KEY] == "2026-07-28", meta
+                assert meta[CAPABILITIES_KEY] == M_CLIENT_CAPS, meta
+                assert meta.get(LOG_LEVEL_KEY) == self.log_level, meta
+                result.requests.append(m)
+            else:
+                result.notes.append(m)
+        for event in self.pair.events():
+            if isinstance(event, Completed | Failed):
+                handle = event.handle
+                assert handle not in self.ended, f"{handle} ended twice"
+                assert handle in self.ops, f"{handle} ended but was not open"
+                self.ended.add(handle)
+                result.ended[handle] = event
+                op = self.ops.pop(handle)
+                if op.wire_id is not None:
+                    self.old_ids.append(op.wire_id)
+                self.stale_inputs.extend(op.inputs)
+            else:
+                result.others.append(event)
+        assert self.session.stats.responses_dropped == self.dropped
+        assert self.session.stats.notifications_dropped == self.notes_dropped
+        return result
+
+    def sent_request(self, op: MOp, out: Pumped, params: JSONObj, first: bool = False) -> None:
+        """``out`` holds exactly one request: ``op``'s next one, carrying ``params``.  A retry
+        (MRTR or -32022) keeps the operation's total deadline and gets a new idle one."""
+        [request] = out.requests
+        assert request["method"] == op.method
+        body = {k: v for k, v in request["params"].items() if k != "_meta"}
+        assert body == params, (body, params)
+        token = request["params"]["_meta"].get("progressToken")
+        assert token == (request["id"] if op.progress else None)
+        if op.wire_id is not None:
+            self.old_ids.append(op.wire_id)
+        op.wire_id = request["id"]
+        op.last_params = params
+        if first:
+            op.total_deadline = self.now + M_TOTAL
+        op.deadline = min(self.now + M_IDLE, op.total_deadline)
+        op.last_progress = None
+
+    def retry_params(self, op: MOp) -> JSONObj:
+        """MR-01: the caller's params, this round's answers, the exact requestState."""
+        params = dict(op.params)
+        if op.answers:
+            params["inputResponses"] = op.answers
+        if op.state is not None:
+            params["requestState"] = op.state
+        return params
+
+    def on_wire(self) -> list[MOp]:
+        return sorted((op for op in self.ops.values() if op.wire_id is not None),
+                      key=lambda op: op.handle.id)
+
+    def gathering(self) -> list[MOp]:
+        return sorted((op for op in self.ops.values() if op.wire_id is None),
+                      key=lambda op: op.handle.id)
+
+    def reply(self, op: MOp, result: JSONObj) -> None:
+        self.send({"jsonrpc": "2.0", "id": op.wire_id, "result": result})
+
+    # -- client operations -------------------------------------------------------------------
+
+    @rule(kind=st.sampled_from(["tools/call", "prompts/get", "resources/read"]))
+    def start(self, kind: str) -> None:
+        self.calls += 1
+        s = self.session
+        params: JSONObj
+        if kind == "tools/call":
+            params = {"name": "t", "arguments": {"n": self.calls}}
+            handle = s.call_tool("t", {"n": self.calls}, now=self.now)
+        elif kind == "prompts/get":
+            params = {"name": "p", "arguments": {"a": str(self.calls)}}
+            handle = s.get_prompt("p", {"a": str(self.calls)}, now=self.now)
+        else:
+            params = {"uri": M_URI}
+            handle = s.read_resource(M_URI, now=self.now)
+        op = MOp(handle, params, kind == "tools/call", None, params)
+        self.ops[handle] = op
+        out = self.pump()
+        assert not (out.notes or out.others)
+        if kind == "resources/read" and self.now < self.cache_until:  # S-02: no round trip
+            assert not out.requests
+            event = out.ended[handle]
+            assert isinstance(event, Completed) and isinstance(event.value, ReadResourceResult)
+            return
+        assert not out.ended
+        self.sent_request(op, out, params, first=True)
+        assert op.wire_id == handle.id
+
+    @rule(level=st.sampled_from(["debug", "info", "error"]))
+    def set_level(self, level: str) -> None:
+        """G-11: the level rides on every later request (retries included), nothing is sent."""
+        handle = self.session.set_logging_level(level, now=self.now)
+        self.log_level = level
+        assert self.pair.events() == [Completed(handle=handle, value=None)]
+        assert self.session.data_to_send() == b""
+
+    @rule(data=st.data(), reason=st.sampled_from([None, "stop"]))
+    def cancel(self, data: st.DataObject, reason: str | None) -> None:
+        candidates = sorted(set(self.ops) | self.ended, key=lambda h: h.id)
+        if not candidates:
+            return
+        handle = data.draw(st.sampled_from(candidates), label="handle")
+        op = self.ops.get(handle)
+        assert self.session.cancel(handle, reason) is (op is not None)
+        out = self.pump()
+        assert not out.requests
+        if op is None:
+            assert not (out.notes or out.ended or out.others)
+            return
+        event = out.ended[handle]
+        assert isinstance(event, Failed) and isinstance(event.error, RequestCancelled)
+        if op.wire_id is None:  # gathering: the open inputs are withdrawn, nothing is sent
+            assert not out.notes
+            assert {e.request_id for e in out.others if isinstance(e, ServerRequestCancelled)} \
+                == set(op.inputs)
+            assert len(out.others) == len(op.inputs)
+            return
+        assert not out.others
+        params: JSONObj = {"requestId": op.wire_id}
+        if reason:
+            params["reason"] = reason
+        assert out.notes == [{"jsonrpc": "2.0", "method": "notifications/cancelled",
+                              "params": params}]
+
+    @rule(dt=st.sampled_from([0.5, 4.5, 9.5, 10.0, 25.0]))
+    def advance(self, dt: float) -> None:
+        """Requests on the wire time out (idle or total) with a cancellation; a call whose
+        inputs are still gathered keeps its total deadline and times out without one, its
+        open inputs withdrawn."""
+        self.pair.advance(dt)
+        due = {op.handle: op for op in self.on_wire() if op.deadline <= self.now}
+        gathering = {op.handle: op for op in self.gathering()
+                     if op.total_deadline <= self.now}
+        out = self.pump()
+        assert set(out.ended) == set(due) | set(gathering)
+        for handle, event in out.ended.items():
+            assert isinstance(event, Failed) and isinstance(event.error, RequestTimeout)
+            assert handle not in gathering or event.error.kind == "total"
+        assert sorted(n["params"]["requestId"] for n in out.notes) == \
+            sorted(op.wire_id for op in due.values() if op.wire_id is not None)
+        withdrawn = [e.request_id for e in out.others if isinstance(e, ServerRequestCancelled)]
+        assert len(withdrawn) == len(out.others)
+        assert sorted(withdrawn, key=str) == sorted(
+            (rid for op in gathering.values() for rid in op.inputs), key=str)
+        assert not out.requests
+
+    # -- server answers ----------------------------------------------------------------------
+
+    @precondition(lambda self: bool(self.on_wire()))
+    @rule(data=st.data(), result_type=st.sampled_from(["complete", None]),
+          ttl=st.sampled_from([None, 0, 5000]))
+    def answer_complete(self, data: st.DataObject, result_type: str | None,
+                        ttl: int | None) -> None:
+        op = data.draw(st.sampled_from(self.on_wire()), label="op")
+        result = dict(FINAL[op.method])
+        if result_type is not None:
+            result["resultType"] = result_type
+        if ttl is not None:
+            result["ttlMs"] = ttl
+        self.reply(op, result)
+        out = self.pump()
+        assert not (out.requests or out.notes or out.others)
+        event = out.ended[op.handle]
+        assert isinstance(event, Completed) and type(event.value) is VALUE_TYPES[op.method]
+        if op.method == "resources/read" and ttl and op.rounds == 0:  # MR-02
+            self.cache_until = self.now + ttl / 1000
+
+    @precondition(lambda self: bool(self.on_wire()))
+    @rule(data=st.data(), count=st.sampled_from([0, 1, 1, 2, 2]),
+          state=st.sampled_from(STATES), unserved=st.sampled_from([False] * 7 + [True]))
+    def answer_input_required(self, data: st.DataObject, count: int, state: str | None,
+                              unserved: bool) -> None:
+        op = data.draw(st.sampled_from(self.on_wire()), label="op")
+        methods = data.draw(st.lists(st.sampled_from(sorted(INPUTS)), min_size=count,
+                                     max_size=count), label="input methods")
+        requests: JSONObj = {f"k{i}": {"method": m, "params": INPUTS[m][0]}
+                             for i, m in enumerate(methods)}
+        if unserved:
+            requests["url"] = UNSERVED_INPUT
+        result: JSONObj = {"resultType": "input_required"}
+        if requests:
+            result["inputRequests"] = requests
+        if state is not None:
+            result["requestState"] = state
+        self.reply(op, result)
+        out = self.pump()
+        assert not out.notes
+        if op.rounds >= M_ROUNDS or unserved or not (requests or state is not None):
+            # Past the bound, input the client cannot give, or nothing to retry with.
+            assert not (out.requests or out.others)
+            event = out.ended[op.handle]
+            assert isinstance(event, Failed) and type(event.error) is RemoteProtocolError
+            return
+        assert not out.ended
+        op.rounds += 1
+        op.state, op.answers, op.retried = state, {}, False
+        if not requests:  # load shedding: retried at once with the state
+            assert not out.others
+            self.sent_request(op, out, self.retry_params(op))
+            return
+        assert not out.requests
+        assert op.wire_id is not None
+        self.old_ids.append(op.wire_id)
+        op.wire_id = None
+        op.inputs = {}
+        assert len(out.others) == len(requests)
+        for event, (key, entry) in zip(out.others, requests.items(), strict=True):
+            assert isinstance(event, ServerRequest)
+            assert type(event.request_id) is str and event.request_id not in self.stale_inputs
+            assert (event.method, event.params) == (entry["method"], entry["params"])
+            assert event.request_id not in op.inputs
+            op.inputs[event.request_id] = (key, event.method)
+
+    @precondition(lambda self: bool(self.on_wire()))
+    @rule(data=st.data(), kind=st.sampled_from(["task", "", 7, "Complete", {"a": 1}]))
+    def answer_unknown_result_type(self, data: st.DataObject, kind: object) -> None:
+        """M-07: an unknown resultType fails that request only."""
+        op = data.draw(st.sampled_from(self.on_wire()), label="op")
+        self.reply(op, {"resultType": kind, **FINAL[op.method]})
+        out = self.pump()
+        assert not (out.requests or out.notes or out.others)
+        event = out.ended[op.handle]
+        assert isinstance(event, Failed) and type(event.error) is RemoteProtocolError
+
+    @precondition(lambda self: bool(self.on_wire()))
+    @rule(data=st.data(), code=st.sampled_from([-32022, -32022, -32021, -32020, -32000]),
+          mutual=st.booleans())
+    def answer_error(self, data: st.DataObject, code: int, mutual: bool) -> None:
+        op = data.draw(st.sampled_from(self.on_wire()), label="op")
+        error: JSONObj = {"code": code, "message": "no"}
+        if code == -32022:
+            error["data"] = {"supported": ["2026-07-28" if mutual else "2025-11-25"],
+                             "requested": "2026-07-28"}
+        elif code == -32021:
+            error["data"] = {"requiredCapabilities": {"sampling": {"tools": {}}}}
+        self.send({"jsonrpc": "2.0", "id": op.wire_id, "error": error})
+        out = self.pump()
+        assert not (out.notes or out.others)
+        if code == -32022 and mutual and not op.retried:  # V-11: once, with a new id
+            assert not out.ended  # the same request: an MRTR retry keeps its state and answers
+            self.sent_request(op, out, op.last_params)
+            op.retried = True
+            return
+        assert not out.requests
+        event = out.ended[op.handle]
+        assert isinstance(event, Failed)
+        expected = {-32022: UnsupportedProtocolVersion, -32021: MissingClientCapability,
+                    -32020: HeaderMismatch}.get(code, RpcError)
+        assert type(event.error) is expected and event.error.code == code
+
+    @precondition(lambda self: bool(self.gathering()))
+    @rule(data=st.data(), how=st.sampled_from(["respond", "respond", "respond_with",
+                                               "error", "rpc error", "not JSON"]),
+          stale=st.sampled_from([False, False, False, True]))
+    def host_answers(self, data: st.DataObject, how: str, stale: bool) -> None:
+        """The host answers an input (or one answered, withdrawn or never asked)."""
+        open_inputs = {rid: op for op in self.gathering() for rid in op.inputs}
+        candidates = self.stale_inputs[-3:] if stale else sorted(open_inputs, key=str)
+        rid = data.draw(st.sampled_from(candidates), label="input")
+        op = open_inputs.get(rid)
+        s = self.session
+        if how == "not JSON":  # refused locally; the input stays open
+            if op is not None:
+                with pytest.raises(LocalProtocolError):
+                    s.respond(rid, {"x": float("nan")})
+            else:
+                assert s.respond(rid, {"x": float("nan")}) is False
+            out = self.pump()
+            assert not (out.requests or out.notes or out.ended or out.others)
+            return
+        answer = INPUTS[op.inputs[rid][1] if op is not None else "roots/list"][1]
+        if how == "respond":
+            done = s.respond(rid, answer, now=self.now)
+        elif how == "respond_with":
+            done = s.respond_with(rid, answer, now=self.now)
+        elif how == "error":
+            done = s.respond_error(rid, -1, "User rejected", {"why": 1})
+        else:
+            done = s.respond_with(rid, RpcError(-2, "handler said no"))
+        assert done is (op is not None)
+        out = self.pump()
+        assert not out.notes
+        if op is None:
+            assert not (out.requests or out.ended or out.others)
+            return
+        key, _method = op.inputs.pop(rid)
+        self.stale_inputs.append(rid)
+        if how in ("error", "rpc error"):  # MRTR has no error answer: the operation fails
+            assert not out.requests
+            event = out.ended[op.handle]
+            assert isinstance(event, Failed) and isinstance(event.error, RpcError)
+            assert event.error.code == (-1 if how == "error" else -2)
+            withdrawn = [e.request_id for e in out.others]
+            assert all(isinstance(e, ServerRequestCancelled) for e in out.others)
+            assert sorted(withdrawn, key=str) == sorted(op.inputs, key=str)
+            return
+        assert not (out.ended or out.others)
+        op.answers[key] = answer
+        if op.inputs:
+            assert not out.requests  # not until every input is answered
+            return
+        self.sent_request(op, out, self.retry_params(op))
+
+    @rule(data=st.data(), variant=st.sampled_from(["complete", "input_required", "error"]))
+    def stale_answer(self, data: st.DataObject, variant: str) -> None:
+        """A late answer to a replaced (MRTR / -32022 retried), finished or cancelled id is
+        dropped: it never reaches the operation now using another id."""
+        rid = data.draw(st.sampled_from(self.old_ids[-6:]), label="old id")
+        if variant == "error":
+            self.send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "x"}})
+        else:
+            result: JSONObj = ({"resultType": "input_required", "requestState": "late"}
+                               if variant == "input_required" else {"content": []})
+            self.send({"jsonrpc": "2.0", "id": rid, "result": result})
+        self.dropped += 1
+        out = self.pump()
+        assert not (out.requests or out.notes or out.ended or out.others)
+
+    @rule(data=st.data(), value=st.sampled_from([1, 2, 2.5, 5]))
+    def progress(self, data: st.DataObject, value: float) -> None:
+        live = [op for op in self.on_wire() if op.progress]
+        tokens: list[int] = [op.wire_id for op in live if op.wire_id is not None]
+        token = data.draw(st.sampled_from(tokens + self.old_ids[-3:]), label="token")
+        before = self.session.stats.progress_dropped
+        self.send({"jsonrpc": "2.0", "method": "notifications/progress",
+                   "params": {"progressToken": token, "progress": value}})
+        out = self.pump()
+        assert not (out.requests or out.notes or out.ended)
+        op = next((o for o in live if o.wire_id == token), None)
+        if op is None:
+            assert out.others == []
+            assert self.session.stats.progress_dropped == before + 1
+            return
+        op.deadline = min(self.now + M_IDLE, op.total_deadline)
+        if op.last_progress is None or value > op.last_progress:
+            op.last_progress = value
+            assert out.others == [Progress(handle=op.handle, progress=value)]
+        else:
+            assert out.others == []
+
+    @rule(method=st.sampled_from(["notifications/tools/list_changed",
+                                  "notifications/prompts/list_changed",
+                                  "notifications/resources/updated", "notifications/x"]),
+          sid=st.sampled_from(["ours", "ours", "old", "string", "none"]))
+    def stream_notification(self, method: str, sid: str) -> None:
+        """SB-03: only notifications naming our listen stream are delivered."""
+        params: JSONObj = {"uri": M_URI} if method.endswith("updated") else {}
+        if sid == "ours":
+            params["_meta"] = {SUBSCRIPTION_ID_KEY: self.listen_id}
+        elif sid == "old":
+            params["_meta"] = {SUBSCRIPTION_ID_KEY: self.listen_id - 1}
+        elif sid == "string":
+            params["_meta"] = {SUBSCRIPTION_ID_KEY: str(self.listen_id)}
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+        delivered = sid == "ours" and self.listening
+        if not delivered:
+            self.notes_dropped += 1
+        out = self.pump()
+        assert not (out.requests or out.notes or out.ended)
+        if not delivered:
+            assert out.others == []
+            return
+        [event] = out.others
+        if method == "notifications/resources/updated":
+            assert event == ResourceUpdated(uri=M_URI)
+            self.cache_until = -math.inf  # S-02: the cached read is dropped
+        elif method == "notifications/x":
+            assert isinstance(event, OtherNotification)
+        else:
+            assert event == ListChanged(kind=method.split("/")[1])
+
+    @precondition(lambda self: self.listening)
+    @rule(how=st.sampled_from(["cancelled", "result", "error"]))
+    def server_ends_listen(self, how: str) -> None:
+        """SB-04: the server tears the stream down; the host is told, nothing is sent, and
+        notifications naming it are dropped from now on."""
+        if how == "cancelled":
+            self.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                       "params": {"requestId": self.listen_id}})
+        elif how == "result":
+            self.send({"jsonrpc": "2.0", "id": self.listen_id,
+                       "result": {"resultType": "complete"}})
+        else:
+            self.send({"jsonrpc": "2.0", "id": self.listen_id,
+                       "error": {"code": -32603, "message": "bye"}})
+        self.listening = False
+        out = self.pump()
+        assert not (out.requests or out.notes or out.ended)
+        [ended] = out.others
+        assert isinstance(ended, SubscriptionEnded)
+        assert (ended.error is None) == (how != "error")
+
+    # -- invariants and the end ----------------------------------------------------------------
+
+    @invariant()
+    def model_matches(self) -> None:
+        s = self.session
+        on_wire = self.on_wire()
+        assert s.pending_count == len(on_wire) + self.listening  # + the acknowledged listen
+        deadlines = [op.deadline for op in on_wire]
+        deadlines += [op.total_deadline for op in self.gathering()]
+        assert s.next_deadline() == min(deadlines, default=None)
+        assert all(op.rounds <= M_ROUNDS for op in self.ops.values())
+        assert s.state is State.READY
+
+    def teardown(self) -> None:
+        """EOF ends every operation, gathering ones included, exactly once."""
+        open_ops = set(self.ops)
+        self.session.receive_eof()
+        out = self.pump()
+        assert set(out.ended) == open_ops and not out.requests
+        assert all(isinstance(e, Failed) and isinstance(e.error, ConnectionClosed)
+                   for e in out.ended.values())
+        assert isinstance(out.others[-1], Closed)
+        assert self.session.pending_count == 0 and self.session.next_deadline() is None
+
+
+ModernSessionMachine.TestCase.settings = settings(
+    max_examples=300, stateful_step_count=60, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+test_modern_session_state_machine = ModernSessionMachine.TestCase
