@@ -229,7 +229,8 @@ class ClientSession:
         self.instructions: str | None = None
         self.closed_error: MCPError | None = None
         self._framer = NdjsonFramer(self.limits.max_message_size)
-        self._out: list[bytes] = []
+        self._out: list[bytes] = []  # encoded message, b"\n", encoded message, b"\n", ...
+        self._objects: list[dict[str, Any]] | None = None  # the same messages, for HTTP
         self._events: deque[Event] = deque()
         self._pending: dict[int, _Pending] = {}
         self._timers: list[tuple[float, int]] = []
@@ -273,6 +274,48 @@ class ClientSession:
             return b""
         self._out = []
         return b"".join(out)
+
+    def messages_to_send(self) -> list[tuple[dict[str, Any], bytes]]:
+        """For a message-oriented transport (HTTP): each message to send, as its wire object
+        (to derive headers from) and its encoded bytes (the body).  Use this *or*
+        :meth:`data_to_send`, not both."""
+        if self._objects is None:
+            self._objects = []  # from now on, keep the objects too
+            encoded = self._out[0::2]
+            objects: list[dict[str, Any]] = [json.loads(b) for b in encoded]
+        else:
+            encoded = self._out[0::2]
+            objects = self._objects
+            self._objects = []
+        self._out = []
+        return list(zip(objects, encoded, strict=True))
+
+    def receive_message(self, obj: object, *, now: float) -> None:
+        """Take one parsed JSON value from a message-oriented transport (an HTTP body or an
+        SSE event's data): a JSON-RPC object or a batch.  Never raises for what the server
+        sent; like :meth:`receive_data`."""
+        if self.state is State.CLOSED:
+            return
+        self._now = now
+        if type(obj) is dict:
+            self._on_object(obj, now)
+        elif type(obj) is list:
+            self._on_batch(obj, now)
+        else:
+            self._bad(RemoteProtocolError(f"server sent a JSON value that is not a message: "
+                                          f"{obj!r}"[:200]))
+
+    def fail_request(self, request_id: int, error: MCPError, *, now: float) -> bool:
+        """The transport lost a request's answer (an HTTP error status with no JSON-RPC body,
+        a dropped stream): it fails as if the server had answered with ``error``, with the
+        same consequences (a failed probe falls back to ``initialize``, section 2.3).
+        Returns False if the request was no longer pending."""
+        p = self._pending.pop(request_id, None)
+        if p is None:
+            return False
+        self._now = now
+        self._fail(p, error)
+        return True
 
     def next_event(self) -> Event | None:
         """The next event, or ``None`` when there are none left."""
@@ -697,6 +740,8 @@ class ClientSession:
         del self._server_requests[request_id]
         self._out.append(data)
         self._out.append(b"\n")
+        if self._objects is not None:
+            self._objects.append(obj)
         return True
 
     # -- internals: sending -----------------------------------------------------------------
@@ -705,6 +750,8 @@ class ClientSession:
         out = self._out
         out.append(dumps(obj))
         out.append(b"\n")
+        if self._objects is not None:
+            self._objects.append(obj)
 
     def _send_error(self, request_id: RequestId, code: int, message: str,
                     data: Any = None) -> None:
@@ -790,6 +837,8 @@ class ClientSession:
         out = self._out
         out.append(data)
         out.append(b"\n")
+        if self._objects is not None:
+            self._objects.append(msg)
         return p
 
     def _take_id(self) -> int:

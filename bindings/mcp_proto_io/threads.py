@@ -23,9 +23,9 @@ import subprocess
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from mcp_proto import (
     CallToolResult,
@@ -96,6 +96,9 @@ DEFAULT_CLIENT_INFO = Implementation(name="mcp-proto", version="0.1.0")
 
 
 
+_C = TypeVar("_C", bound="_ClientBase")
+
+
 class _ProbeKilledServer(ConnectionClosed):
     """The server exited on the era probe (V-23): start it again in the handshake era."""
 
@@ -124,10 +127,13 @@ class _Waiter:
         return self.value
 
 
-class _Connection:
-    """One server process, one core session, three threads."""
+class _Pump:
+    """What every threads connection does: the session under one lock, a one-shot waiter per
+    call, events dispatched outside the lock, host handlers on a small pool, deadlines fired.
+    Subclasses move the bytes: :meth:`_queue_output_locked` collects what the session wants
+    sent (under the lock), :meth:`_flush` sends it (outside)."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: _ClientBase) -> None:
         self.client = client
         self.session = ClientSession(client._client_info,
                                      capabilities=client._handlers.capabilities(),
@@ -135,42 +141,37 @@ class _Connection:
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
         self.waiters: dict[RequestHandle, _Waiter] = {}
-        self.queue: list[bytes] = []  # output waiting for the write lock, under self.lock
-        self.wlock = threading.Lock()
         self.closed = False
         self.armed: float | None = None  # the deadline the service thread sleeps towards
         self.exit_error: MCPError | None = None
-        self.stderr = StderrTail()
-        self.partial: memoryview | None = None  # output the pipe did not take yet (wlock)
-        self.write_blocked = False  # the server's stdin is full (under self.lock)
         self.ready = False  # Ready was dispatched
-        self._stop_lock = threading.Lock()
-        self._stopped = False
-        self._closing = False
         self._executor: ThreadPoolExecutor | None = None
-        try:
-            self.proc = spawn(client._command, env=client._env, cwd=client._cwd)
-        except OSError as exc:
-            raise ConnectionClosed(
-                f"cannot start the server {argv_of(client._command)[0]!r}: {exc}") from exc
-        assert self.proc.stdin and self.proc.stdout and self.proc.stderr
-        self.stdin_fd = self.proc.stdin.fileno()
-        # Never block in write(): a server that stops reading must not stall a caller past its
-        # deadline, nor the service thread that fires deadlines.
-        os.set_blocking(self.stdin_fd, False)
-        self.threads = [
-            threading.Thread(target=self._read_stdout, name="mcp-proto-stdout", daemon=True),
-            threading.Thread(target=self._read_stderr, name="mcp-proto-stderr", daemon=True),
-            threading.Thread(target=self._service, name="mcp-proto-service", daemon=True),
-        ]
-        for t in self.threads:
-            t.start()
 
-    # -- calls (any thread) -----------------------------------------------------------------
+    def _queue_output_locked(self) -> None:
+        raise NotImplementedError
+
+    def _flush(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """End the connection and its threads; pending calls fail.  Idempotent."""
+        raise NotImplementedError
+
+    def _on_callback_thread(self) -> bool:
+        """Whether this thread runs callbacks that only it can complete (a call from it would
+        wait for itself)."""
+        return False
+
+    def notify(self, send: Callable[[ClientSession], None]) -> None:
+        """Send a notification built by ``send(session)``."""
+        with self.lock:
+            send(self.session)
+            self._queue_output_locked()
+        self._flush()
 
     def start(self, op: Callable[[float], RequestHandle],
               on_progress: ProgressCallback | None = None) -> _Waiter:
-        if threading.current_thread() is self.threads[0]:
+        if self._on_callback_thread():
             raise LocalProtocolError(
                 "a call from on_progress / on_notification would wait for the thread that runs "
                 "that callback; make the call from another thread")
@@ -212,7 +213,130 @@ class _Connection:
             self._queue_output_locked()
         self._flush()
 
+    def _crashed(self, exc: BaseException) -> None:
+        error = ConnectionClosed(f"mcp-proto internal error in "
+                                 f"{threading.current_thread().name}: {exc!r}")
+        with self.lock:
+            self.exit_error = self.exit_error or error
+            self.session.connection_lost(error)
+            events = self._drain_locked()
+            # A request the crash interrupted may no longer be in the core's table: every
+            # caller still waiting gets the error too.
+            stranded = list(self.waiters.values())
+            self.waiters.clear()
+            self.closed = True
+            self.cond.notify_all()
+        self._dispatch(events)
+        for waiter in stranded:
+            waiter.set(None, error)
+
+    def _drain_locked(self) -> list[tuple[Event, _Waiter | None]]:
+        """Take the core's events, pairing each outcome with its waiter (under the lock)."""
+        out: list[tuple[Event, _Waiter | None]] = []
+        session = self.session
+        waiters = self.waiters
+        while (event := session.next_event()) is not None:
+            t = type(event)
+            if t is Completed or t is Failed or t is Ready:
+                out.append((event, waiters.pop(event.handle, None)))  # type: ignore[union-attr]
+            elif t is Progress:
+                out.append((event, waiters.get(event.handle)))  # type: ignore[union-attr]
+            else:
+                if t is Closed:
+                    self.closed = True
+                out.append((event, None))
+        return out
+
+    def _dispatch(self, events: list[tuple[Event, _Waiter | None]]) -> None:
+        client = self.client
+        for event, waiter in events:
+            t = type(event)
+            if t is Completed:
+                if waiter is not None:
+                    waiter.set(event.value, None)  # type: ignore[union-attr]
+            elif t is Failed:
+                if waiter is not None:
+                    waiter.set(None, event.error)  # type: ignore[union-attr]
+            elif t is Ready:
+                self.ready = True
+                if waiter is not None:
+                    waiter.set(event, None)
+            elif t is Progress:
+                if waiter is not None and waiter.on_progress is not None:
+                    self._callback(waiter.on_progress, event)
+            elif t is ServerRequest:
+                assert isinstance(event, ServerRequest)
+                self._serve(event)
+            elif client._on_notification is not None and (self.ready or t is not Closed):
+                # A connection that never became Ready (a failed probe the client recovers
+                # from, a handshake that failed and raised) ends without telling the host.
+                self._callback(client._on_notification, event)
+
+    @staticmethod
+    def _callback(fn: Callable[[Any], object], event: Event) -> None:
+        try:
+            fn(event)
+        except Exception:  # a host callback must not kill the reader
+            traceback.print_exc()
+
+    def _serve(self, request: ServerRequest) -> None:
+        with self.lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(HANDLER_WORKERS,
+                                                     thread_name_prefix="mcp-proto-handler")
+            executor = self._executor
+        try:
+            executor.submit(self._answer, request)
+        except RuntimeError:  # shutting down
+            pass
+
+    def _answer(self, request: ServerRequest) -> None:
+        try:
+            outcome: object = self.client._handlers.call(request)
+        except Exception as exc:
+            outcome = exc
+        with self.lock:
+            self.session.respond_with(request.request_id, outcome, now=time.monotonic())
+            self._queue_output_locked()
+        self._flush()
+
+
+class _Connection(_Pump):
+    """One server process, one core session, three threads."""
+
+    def __init__(self, client: Client) -> None:
+        super().__init__(client)
+        self.client: Client = client
+        self.queue: list[bytes] = []  # output waiting for the write lock, under self.lock
+        self.wlock = threading.Lock()
+        self.stderr = StderrTail()
+        self.partial: memoryview | None = None  # output the pipe did not take yet (wlock)
+        self.write_blocked = False  # the server's stdin is full (under self.lock)
+        self._stop_lock = threading.Lock()
+        self._stopped = False
+        self._closing = False
+        try:
+            self.proc = spawn(client._command, env=client._env, cwd=client._cwd)
+        except OSError as exc:
+            raise ConnectionClosed(
+                f"cannot start the server {argv_of(client._command)[0]!r}: {exc}") from exc
+        assert self.proc.stdin and self.proc.stdout and self.proc.stderr
+        self.stdin_fd = self.proc.stdin.fileno()
+        # Never block in write(): a server that stops reading must not stall a caller past its
+        # deadline, nor the service thread that fires deadlines.
+        os.set_blocking(self.stdin_fd, False)
+        self.threads = [
+            threading.Thread(target=self._read_stdout, name="mcp-proto-stdout", daemon=True),
+            threading.Thread(target=self._read_stderr, name="mcp-proto-stderr", daemon=True),
+            threading.Thread(target=self._service, name="mcp-proto-service", daemon=True),
+        ]
+        for t in self.threads:
+            t.start()
+
     # -- output -----------------------------------------------------------------------------
+
+    def _on_callback_thread(self) -> bool:
+        return threading.current_thread() is self.threads[0]
 
     def _queue_output_locked(self) -> None:
         data = self.session.data_to_send()
@@ -269,23 +393,6 @@ class _Connection:
             raise
         self._server_gone()
 
-    def _crashed(self, exc: BaseException) -> None:
-        error = ConnectionClosed(f"mcp-proto internal error in "
-                                 f"{threading.current_thread().name}: {exc!r}")
-        with self.lock:
-            self.exit_error = self.exit_error or error
-            self.session.connection_lost(error)
-            events = self._drain_locked()
-            # A request the crash interrupted may no longer be in the core's table: every
-            # caller still waiting gets the error too.
-            stranded = list(self.waiters.values())
-            self.waiters.clear()
-            self.closed = True
-            self.cond.notify_all()
-        self._dispatch(events)
-        for waiter in stranded:
-            waiter.set(None, error)
-
     def _read_stdout_loop(self) -> None:
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
@@ -329,78 +436,6 @@ class _Connection:
         self._dispatch(events)
         # Stop what is left of the group now, while its id cannot have been reused.
         self._stop_tree()
-
-    def _drain_locked(self) -> list[tuple[Event, _Waiter | None]]:
-        """Take the core's events, pairing each outcome with its waiter (under the lock)."""
-        out: list[tuple[Event, _Waiter | None]] = []
-        session = self.session
-        waiters = self.waiters
-        while (event := session.next_event()) is not None:
-            t = type(event)
-            if t is Completed or t is Failed or t is Ready:
-                out.append((event, waiters.pop(event.handle, None)))  # type: ignore[union-attr]
-            elif t is Progress:
-                out.append((event, waiters.get(event.handle)))  # type: ignore[union-attr]
-            else:
-                if t is Closed:
-                    self.closed = True
-                out.append((event, None))
-        return out
-
-    def _dispatch(self, events: list[tuple[Event, _Waiter | None]]) -> None:
-        client = self.client
-        for event, waiter in events:
-            t = type(event)
-            if t is Completed:
-                if waiter is not None:
-                    waiter.set(event.value, None)  # type: ignore[union-attr]
-            elif t is Failed:
-                if waiter is not None:
-                    waiter.set(None, event.error)  # type: ignore[union-attr]
-            elif t is Ready:
-                self.ready = True
-                if waiter is not None:
-                    waiter.set(event, None)
-            elif t is Progress:
-                if waiter is not None and waiter.on_progress is not None:
-                    self._callback(waiter.on_progress, event)
-            elif t is ServerRequest:
-                assert isinstance(event, ServerRequest)
-                self._serve(event)
-            elif client._on_notification is not None and (self.ready or t is not Closed):
-                # A connection that never became Ready (a failed probe the client recovers
-                # from, a handshake that failed and raised) ends without telling the host.
-                self._callback(client._on_notification, event)
-
-    @staticmethod
-    def _callback(fn: Callable[[Any], object], event: Event) -> None:
-        try:
-            fn(event)
-        except Exception:  # a host callback must not kill the reader
-            traceback.print_exc()
-
-    # -- server requests --------------------------------------------------------------------
-
-    def _serve(self, request: ServerRequest) -> None:
-        with self.lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(HANDLER_WORKERS,
-                                                     thread_name_prefix="mcp-proto-handler")
-            executor = self._executor
-        try:
-            executor.submit(self._answer, request)
-        except RuntimeError:  # shutting down
-            pass
-
-    def _answer(self, request: ServerRequest) -> None:
-        try:
-            outcome: object = self.client._handlers.call(request)
-        except Exception as exc:
-            outcome = exc
-        with self.lock:
-            self.session.respond_with(request.request_id, outcome, now=time.monotonic())
-            self._queue_output_locked()
-        self._flush()
 
     # -- service thread ---------------------------------------------------------------------
 
@@ -524,44 +559,36 @@ class _Connection:
             self.stderr.add(data)
 
 
-class Client:
-    """A blocking MCP client for one stdio server.  Create it with :func:`connect_stdio`.
+class _ClientBase:
+    """The blocking client API, whatever carries it (stdio or HTTP).  Thread-safe.  A dead
+    connection is rebuilt on the next call (a call is never replayed)."""
 
-    Thread-safe.  If the server dies, the calls in flight fail with :class:`ServerExited`
-    (exit code and stderr tail) and the next call starts the server again and redoes the
-    handshake; a call is never replayed.
-    """
-
-    def __init__(self, command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
-                 cwd: str | os.PathLike[str] | None = None, timeout: float = 60.0,
-                 client_info: Implementation | None = None, limits: Limits | None = None,
-                 protocol_version: str | None = None,
-                 on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
-                 roots: RootsSource | None = None,
-                 on_notification: NotificationCallback | None = None,
-                 era_memory: EraMemory | None = None) -> None:
-        argv_of(command)  # validate early
+    def __init__(self, key: Hashable, *, timeout: float, client_info: Implementation | None,
+                 limits: Limits | None, protocol_version: str | None,
+                 on_sampling: Handler | None, on_elicitation: Handler | None,
+                 roots: RootsSource | None, on_notification: NotificationCallback | None,
+                 era_memory: EraMemory | None) -> None:
         self._versions = accepted_versions(protocol_version)
         self._pinned_era = None if protocol_version is None else era_of(protocol_version)
         self._era_memory = era_memory if era_memory is not None else DEFAULT_ERA_MEMORY
-        self._key = stdio_key(argv_of(command), cwd, env)
-        self._command = command
-        self._env = env
-        self._cwd = cwd
+        self._key = key
         self._timeout = timeout
         self._client_info = client_info or DEFAULT_CLIENT_INFO
         self._limits = limits
         self._handlers = Handlers(on_sampling, on_elicitation, roots)
         self._on_notification = on_notification
-        self._conn: _Connection | None = None
-        self._connecting: _Connection | None = None  # published so close() can abort it
+        self._conn: _Pump | None = None
+        self._connecting: _Pump | None = None  # published so close() can abort it
         self._conn_lock = threading.Lock()
         self._closed = False
         self._ready: Ready | None = None
 
+    def _new_connection(self) -> _Pump:
+        raise NotImplementedError
+
     # -- connection management --------------------------------------------------------------
 
-    def _connection(self) -> _Connection:
+    def _connection(self) -> _Pump:
         conn = self._conn
         if conn is not None and not conn.closed:
             return conn
@@ -596,8 +623,8 @@ class Client:
             return conn
 
     def _open(self, era: str, discovered: Discovered | None,
-              subscriptions: frozenset[str]) -> tuple[_Connection, Ready]:
-        conn = _Connection(self)
+              subscriptions: frozenset[str]) -> tuple[_Pump, Ready]:
+        conn = self._new_connection()
         self._connecting = conn
         try:
             if self._closed:  # close() ran while the process started
@@ -617,7 +644,7 @@ class Client:
             self._connecting = None
         return conn, ready
 
-    def connect(self) -> Client:
+    def connect(self: _C) -> _C:
         """Start the server and do the handshake now (otherwise the first call does).
 
         Raises :class:`ServerExited`, :class:`UnsupportedVersion`, :class:`RequestTimeout`,
@@ -627,8 +654,9 @@ class Client:
         return self
 
     def close(self) -> None:
-        """Stop the server (close stdin, SIGTERM, SIGKILL on its process group) and the
-        threads.  Pending calls fail with :class:`ConnectionClosed`.  Idempotent."""
+        """End the connection: stdio stops the server (close stdin, SIGTERM, SIGKILL on its
+        process group); HTTP ends the session (DELETE) and closes the sockets.  Threads end
+        too.  Pending calls fail with :class:`ConnectionClosed`.  Idempotent."""
         self._closed = True
         connecting = self._connecting
         if connecting is not None:  # abort a handshake in progress: its caller gets an error
@@ -638,7 +666,7 @@ class Client:
         if conn is not None:
             conn.close()
 
-    def __enter__(self) -> Client:
+    def __enter__(self: _C) -> _C:
         return self.connect()
 
     def __exit__(self, *exc: object) -> None:
@@ -674,12 +702,6 @@ class Client:
     @property
     def instructions(self) -> str | None:
         return self._info.instructions
-
-    @property
-    def pid(self) -> int | None:
-        """The server process id (None before the first connection)."""
-        conn = self._conn
-        return conn.proc.pid if conn is not None else None
 
     # -- operations -------------------------------------------------------------------------
 
@@ -764,11 +786,44 @@ class Client:
 
     def notify_roots_changed(self) -> None:
         """Tell the server the roots changed; it will ask for them again."""
-        c = self._connection()
-        with c.lock:
-            c.session.notify_roots_list_changed()
-            c._queue_output_locked()
-        c._flush()
+        self._connection().notify(lambda session: session.notify_roots_list_changed())
+
+
+
+class Client(_ClientBase):
+    """A blocking MCP client for one stdio server.  Create it with :func:`connect_stdio`.
+
+    Thread-safe.  If the server dies, the calls in flight fail with :class:`ServerExited`
+    (exit code and stderr tail) and the next call starts the server again and redoes the
+    handshake; a call is never replayed.
+    """
+
+    def __init__(self, command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
+                 cwd: str | os.PathLike[str] | None = None, timeout: float = 60.0,
+                 client_info: Implementation | None = None, limits: Limits | None = None,
+                 protocol_version: str | None = None,
+                 on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
+                 roots: RootsSource | None = None,
+                 on_notification: NotificationCallback | None = None,
+                 era_memory: EraMemory | None = None) -> None:
+        super().__init__(stdio_key(argv_of(command), cwd, env), timeout=timeout,
+                         client_info=client_info, limits=limits,
+                         protocol_version=protocol_version, on_sampling=on_sampling,
+                         on_elicitation=on_elicitation, roots=roots,
+                         on_notification=on_notification, era_memory=era_memory)
+        self._command = command
+        self._env = env
+        self._cwd = cwd
+
+    def _new_connection(self) -> _Pump:
+        return _Connection(self)
+
+
+    @property
+    def pid(self) -> int | None:
+        """The server process id (None before the first connection)."""
+        conn = self._conn
+        return conn.proc.pid if isinstance(conn, _Connection) else None
 
 
 def connect_stdio(command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
