@@ -4,6 +4,7 @@
 
     mcp-proto demo                                   # the bundled demo server, end to end
     mcp-proto tools [--json] -- COMMAND [ARGS...]    # list a stdio server's tools
+    mcp-proto tools --url http://host/mcp            # ... or a Streamable HTTP server's
     mcp-proto call TOOL [--args JSON] [--json] -- COMMAND [ARGS...]
     mcp-proto resources | templates | prompts [--json] -- COMMAND [ARGS...]
     mcp-proto read URI [--json] -- COMMAND [ARGS...]
@@ -37,7 +38,7 @@ from mcp_proto import (
     TextResourceContents,
 )
 
-from .threads import Client, connect_stdio
+from .threads import _ClientBase, connect_http, connect_stdio
 
 __all__ = ["main"]
 
@@ -129,6 +130,9 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="extra environment variable for the server (repeatable)")
         sp.add_argument("--cwd", help="working directory of the server")
+        sp.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
+        sp.add_argument("--header", action="append", default=[], metavar="NAME:VALUE",
+                        help="extra HTTP header (repeatable; with --url)")
 
     demo = sub.add_parser("demo", help="run the bundled demo server and show a session")
     demo.add_argument("--timeout", type=float, default=60.0, help=argparse.SUPPRESS)
@@ -178,7 +182,7 @@ def _print_call_result(result: CallToolResult, as_json: bool, out: TextIO) -> No
         out.write(json.dumps(result.structured_content, indent=2) + "\n")
 
 
-def _heading(client: Client, out: TextIO) -> None:
+def _heading(client: _ClientBase, out: TextIO) -> None:
     info = client.server_info
     era = "stateless era" if client.era == "modern" else "handshake era"
     out.write(f"# {info.title or info.name} {info.version} - MCP {client.protocol_version}"
@@ -186,13 +190,26 @@ def _heading(client: Client, out: TextIO) -> None:
 
 
 def _run(args: argparse.Namespace, command: list[str], out: TextIO) -> int:
-    if not command:
-        raise _UsageError("give the server command after `--`, e.g. "
-                          "`mcp-proto tools -- mcp-server-time`")
-    env = _parse_env(args.env)
     bar = ProgressBar()
-    with connect_stdio(command, env=env, cwd=args.cwd, timeout=args.timeout,
-                       client_info=CLIENT_INFO) as client:
+    client: _ClientBase
+    if args.url:
+        if command:
+            raise _UsageError("give either --url or a command after `--`, not both")
+        headers = {}
+        for item in args.header:
+            name, sep, value = item.partition(":")
+            if not sep or not name.strip():
+                raise _UsageError(f"--header takes NAME:VALUE, got {item!r}")
+            headers[name.strip()] = value.strip()
+        client = connect_http(args.url, headers=headers, timeout=args.timeout,
+                              client_info=CLIENT_INFO)
+    else:
+        if not command:
+            raise _UsageError("give the server command after `--` (e.g. "
+                              "`mcp-proto tools -- mcp-server-time`) or --url")
+        client = connect_stdio(command, env=_parse_env(args.env), cwd=args.cwd,
+                               timeout=args.timeout, client_info=CLIENT_INFO)
+    with client:
         if args.cmd == "tools":
             tools = client.list_tools()
             if args.json:

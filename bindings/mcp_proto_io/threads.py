@@ -17,8 +17,11 @@ the last 8 KiB).  Callers write their own requests.  No protocol decision is mad
 from __future__ import annotations
 
 import _thread
+import contextlib
 import os
 import select
+import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -54,6 +57,7 @@ from mcp_proto import (
     accepted_versions,
     era_of,
 )
+from mcp_proto._http import HttpExchange, HttpTarget, StreamableHttp
 from mcp_proto._modern import Discovered
 
 from ._era import DEFAULT_ERA_MEMORY, EraMemory, stdio_key
@@ -66,7 +70,7 @@ from ._handlers import (
 )
 from ._process import StderrTail, argv_of, spawn, stop_process_tree
 
-__all__ = ["Client", "connect_stdio"]
+__all__ = ["Client", "HttpClient", "connect_http", "connect_stdio"]
 
 #: Bytes asked of the stdout pipe per read.  Small, because os.read allocates the whole size
 #: before it knows how much came; a read that fills it switches to :data:`BIG_READ_SIZE` (a
@@ -848,3 +852,269 @@ def connect_stdio(command: str | Sequence[str], *, env: Mapping[str, str] | None
                   on_sampling=on_sampling, on_elicitation=on_elicitation,
                   roots=roots, on_notification=on_notification, era_memory=era_memory)
 
+
+
+# -- Streamable HTTP ----------------------------------------------------------------------------
+
+#: Exchanges one HTTP connection object runs at once (each needs its own TCP connection:
+#: HTTP/1.1 has no pipelining here).  Beyond it, exchanges wait for a worker.
+MAX_HTTP_EXCHANGES = 64
+
+#: Idle keep-alive connections kept per client for reuse.
+MAX_IDLE_CONNECTIONS = 16
+
+#: Seconds to open a TCP (and TLS) connection.
+CONNECT_TIMEOUT = 10.0
+
+#: Seconds given to the DELETE that ends a handshake-era session on close (best effort).
+DELETE_TIMEOUT = 2.0
+
+
+class _Pool:
+    """Keep-alive TCP/TLS connections to one origin (bounded)."""
+
+    def __init__(self, target: HttpTarget, ssl_context: ssl.SSLContext | None) -> None:
+        self.target = target
+        self.ssl_context = ssl_context
+        self.idle: list[socket.socket] = []
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def acquire(self) -> socket.socket:
+        """An idle connection still open, or a new one.  Raises ``OSError``."""
+        while True:
+            with self.lock:
+                sock = self.idle.pop() if self.idle else None
+            if sock is None:
+                break
+            try:  # a keep-alive connection the server closed reads as EOF at once
+                readable, _, _ = select.select([sock], [], [], 0)
+            except (OSError, ValueError):
+                readable = [sock]
+            if not readable:
+                return sock
+            sock.close()
+        host = self.target.host.strip("[]")
+        sock = socket.create_connection((host, self.target.port), timeout=CONNECT_TIMEOUT)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.target.scheme == "https":
+                context = self.ssl_context or ssl.create_default_context()
+                sock = context.wrap_socket(sock, server_hostname=host)
+            sock.settimeout(None)
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
+    def release(self, sock: socket.socket) -> None:
+        with self.lock:
+            if not self.closed and len(self.idle) < MAX_IDLE_CONNECTIONS:
+                self.idle.append(sock)
+                return
+        sock.close()
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            idle, self.idle = self.idle, []
+        for sock in idle:
+            sock.close()
+
+
+class _HttpConnection(_Pump):
+    """One Streamable HTTP endpoint: the core's exchanges run on a small worker pool over
+    keep-alive connections; a service thread fires the deadlines."""
+
+    def __init__(self, client: HttpClient) -> None:
+        super().__init__(client)
+        self.http = StreamableHttp(self.session, client._url, headers=client._headers,
+                                   bearer_token=client._bearer_token)
+        self.outgoing: list[HttpExchange] = []  # under self.lock
+        self.aborts: list[int] = []  # under self.lock
+        self.sockets: dict[int, socket.socket] = {}  # running exchanges, under self.lock
+        self.pool = _Pool(self.http.url, client._ssl_context)
+        self.workers = ThreadPoolExecutor(MAX_HTTP_EXCHANGES, thread_name_prefix="mcp-proto-http")
+        self._closing = False
+        self.service = threading.Thread(target=self._service, name="mcp-proto-service",
+                                        daemon=True)
+        self.service.start()
+
+    def _queue_output_locked(self) -> None:
+        self.outgoing += self.http.exchanges_to_start()
+        self.aborts += self.http.exchanges_to_abort()
+
+    def _flush(self) -> None:
+        with self.lock:
+            outgoing, self.outgoing = self.outgoing, []
+            aborts, self.aborts = self.aborts, []
+            doomed = [self.sockets.get(ex_id) for ex_id in aborts]
+        for sock in doomed:  # C-04: closing the stream is the cancellation
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+        for ex in outgoing:
+            try:
+                self.workers.submit(self._run, ex)
+            except RuntimeError:  # closing: the session already failed the request
+                pass
+
+    def _run(self, ex: HttpExchange) -> None:
+        try:
+            sock = self.pool.acquire()
+        except OSError as exc:
+            self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: cannot connect to "
+                                            f"{self.http.url.authority}: {exc}"))
+            return
+        with self.lock:
+            self.sockets[ex.id] = sock
+        data = b""
+        try:
+            sock.sendall(ex.data)
+            while not ex.done:
+                data = sock.recv(READ_SIZE)
+                with self.lock:
+                    self.http.receive_data(ex.id, data, now=time.monotonic())
+                    self._queue_output_locked()
+                    events = self._drain_locked()
+                if events:
+                    self._dispatch(events)
+                self._flush()
+                if not data:
+                    break
+        except OSError as exc:
+            if not ex.done:
+                self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: connection lost: {exc}"))
+        finally:
+            with self.lock:
+                self.sockets.pop(ex.id, None)
+            if ex.reusable and not ex.aborted:
+                self.pool.release(sock)
+            else:
+                sock.close()
+
+    def _lost(self, ex: HttpExchange, error: MCPError) -> None:
+        with self.lock:
+            if ex.request_id is not None:  # the specific error first, then the bookkeeping
+                self.session.fail_request(ex.request_id, error, now=time.monotonic())
+            self.http.connection_lost(ex.id, now=time.monotonic())
+            self._queue_output_locked()
+            events = self._drain_locked()
+        self._dispatch(events)
+        self._flush()
+
+    def _service(self) -> None:
+        try:
+            self._service_loop()
+        except BaseException as exc:
+            self._crashed(exc)
+            raise
+
+    def _service_loop(self) -> None:
+        session = self.session
+        while True:
+            with self.lock:
+                if self.closed:
+                    return
+                deadline = session.next_deadline()
+                now = time.monotonic()
+                if deadline is None or deadline > now:
+                    self.armed = deadline
+                    self.cond.wait(None if deadline is None else deadline - now)
+                    self.armed = None
+                session.handle_timeout(time.monotonic())
+                self._queue_output_locked()
+                events = self._drain_locked()
+            if events:
+                self._dispatch(events)
+            self._flush()
+
+    def close(self) -> None:
+        with self.lock:
+            if self._closing:
+                return
+            self._closing = True
+            delete = self.http.close_exchange()
+            self.session.close()
+            events = self._drain_locked()
+            self.closed = True
+            self.cond.notify_all()
+            sockets = list(self.sockets.values())
+        self._dispatch(events)
+        if delete is not None:  # L-11: end the session politely, briefly
+            with contextlib.suppress(OSError):
+                sock = self.pool.acquire()
+                sock.settimeout(DELETE_TIMEOUT)
+                try:
+                    sock.sendall(delete.data)
+                    sock.recv(READ_SIZE)
+                finally:
+                    sock.close()
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        self.workers.shutdown(wait=True, cancel_futures=True)
+        self.pool.close()
+        if self.service is not threading.current_thread():
+            self.service.join(5.0)
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+class HttpClient(_ClientBase):
+    """A blocking MCP client for one Streamable HTTP endpoint.  Create it with
+    :func:`connect_http`.  Same methods as the stdio :class:`Client`."""
+
+    def __init__(self, url: str, *, headers: Mapping[str, str] | None = None,
+                 bearer_token: str | None = None, timeout: float = 60.0,
+                 client_info: Implementation | None = None, limits: Limits | None = None,
+                 protocol_version: str | None = None,
+                 on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
+                 roots: RootsSource | None = None,
+                 on_notification: NotificationCallback | None = None,
+                 era_memory: EraMemory | None = None,
+                 ssl_context: ssl.SSLContext | None = None,
+                 ca_file: str | os.PathLike[str] | None = None) -> None:
+        target = HttpTarget.parse(url)  # raises LocalProtocolError for a bad URL
+        super().__init__(("http", target.origin, target.target), timeout=timeout,
+                         client_info=client_info, limits=limits,
+                         protocol_version=protocol_version, on_sampling=on_sampling,
+                         on_elicitation=on_elicitation, roots=roots,
+                         on_notification=on_notification, era_memory=era_memory)
+        self._url = url
+        self._headers = dict(headers or {})
+        self._bearer_token = bearer_token
+        if ssl_context is None and ca_file is not None:
+            ssl_context = ssl.create_default_context(cafile=os.fspath(ca_file))
+        self._ssl_context = ssl_context  # None: the system's CAs, verification on
+
+    def _new_connection(self) -> _Pump:
+        return _HttpConnection(self)
+
+
+def connect_http(url: str, *, headers: Mapping[str, str] | None = None,
+                 bearer_token: str | None = None, timeout: float = 60.0,
+                 client_info: Implementation | None = None, limits: Limits | None = None,
+                 protocol_version: str | None = None,
+                 on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
+                 roots: RootsSource | None = None,
+                 on_notification: NotificationCallback | None = None,
+                 era_memory: EraMemory | None = None,
+                 ssl_context: ssl.SSLContext | None = None,
+                 ca_file: str | os.PathLike[str] | None = None) -> HttpClient:
+    """A client for the Streamable HTTP endpoint ``url``; use it in a ``with`` block.
+
+    The era is chosen per origin as on stdio (a modern POST first, then the handshake era).
+    ``headers`` go on every request; ``bearer_token`` becomes ``Authorization: Bearer``.
+    Credentials in the URL are refused (:class:`LocalProtocolError`); redirects are not
+    followed.  TLS verifies certificates against the system's CAs, or ``ca_file``, or your
+    ``ssl_context``.  Same methods and errors as :func:`connect_stdio`, plus
+    :class:`SessionExpired` when the server forgot a handshake-era session (the call is not
+    replayed; the next call starts a new session).
+    """
+    return HttpClient(url, headers=headers, bearer_token=bearer_token, timeout=timeout,
+                      client_info=client_info, limits=limits,
+                      protocol_version=protocol_version, on_sampling=on_sampling,
+                      on_elicitation=on_elicitation, roots=roots,
+                      on_notification=on_notification, era_memory=era_memory,
+                      ssl_context=ssl_context, ca_file=ca_file)

@@ -164,6 +164,7 @@ Legacy era (2024-11-05 ... 2025-11-25, via ``initialize``)
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import anyio
@@ -304,4 +305,8 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        # Streamable HTTP on 127.0.0.1:<port>/mcp, both eras, as the SDK serves them.
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        anyio.run(main)

@@ -1,0 +1,364 @@
+"""Streamable HTTP as data (section 10.2 and 10.3): which HTTP requests to send, and what the
+answers mean, over h11.  The binding opens connections and moves bytes; this module decides.
+
+Every message the session sends becomes one POST exchange (H-01, X-20).  An answer is JSON
+(one message), an SSE stream (notifications and server requests, then the response: H-04,
+H-05, X-22), or ``202 Accepted`` for notifications and responses (H-03).  In the handshake era
+the ``Mcp-Session-Id`` the server gives with the initialize result is echoed on every later
+request (H-10) and ``MCP-Protocol-Version`` is sent once negotiated (V-04); a 404 on a session
+means it expired (H-11).  In the stateless era every POST carries ``MCP-Protocol-Version``,
+``Mcp-Method`` and ``Mcp-Name`` (X-21), and a request is cancelled by closing its stream
+(C-04), never by a notification.  The era itself is chosen by the session's probe: an HTTP
+error without a JSON-RPC body fails the probe the same way an error answer does on stdio.
+
+Not yet here (issue 4 goes on): the GET stream, resumption with ``Last-Event-ID``, the
+2024-11-05 HTTP+SSE transport, ``Mcp-Param-*`` headers, re-initialising after a 404.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import h11
+
+from ._errors import (
+    ConnectionClosed,
+    LocalProtocolError,
+    MCPError,
+    MessageTooLarge,
+    RemoteProtocolError,
+    SessionExpired,
+)
+from ._modern import PROTOCOL_VERSION_KEY
+from ._session import ClientSession
+from ._sse import SseEvent, SseOversize, SseParser
+
+__all__ = ["MAX_HEAD_SIZE", "HttpError", "HttpExchange", "HttpTarget", "StreamableHttp"]
+
+#: Bytes of response head (status line and headers) accepted: far above any real server's,
+#: small enough that a hostile one cannot make the client buffer without bound.
+MAX_HEAD_SIZE = 64 * 1024
+
+_ACCEPT = "application/json, text/event-stream"
+
+
+class HttpError(RemoteProtocolError):
+    """The server answered an exchange with an HTTP error and no JSON-RPC error to go with it.
+    ``status`` is the HTTP status; ``body`` the first bytes of the body, for the message."""
+
+    def __init__(self, status: int, body: bytes, method: str) -> None:
+        self.status = status
+        self.body = body
+        text = body[:200].decode("utf-8", "replace").strip()
+        super().__init__(f"{method}: HTTP {status}" + (f": {text}" if text else ""))
+
+
+@dataclass(frozen=True, slots=True)
+class HttpTarget:
+    """Where the MCP endpoint is.  Built with :meth:`parse`."""
+
+    scheme: str
+    host: str
+    port: int
+    target: str
+    """Path and query, what goes on the request line."""
+
+    @property
+    def authority(self) -> str:
+        default = 443 if self.scheme == "https" else 80
+        return self.host if self.port == default else f"{self.host}:{self.port}"
+
+    @property
+    def origin(self) -> tuple[str, str, int]:
+        return (self.scheme, self.host, self.port)
+
+    @classmethod
+    def parse(cls, url: str) -> HttpTarget:
+        """Raises :class:`LocalProtocolError` for a URL that is not http(s) or that carries
+        credentials (they would be logged and sent in the clear; use ``headers=``)."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            raise LocalProtocolError(f"an MCP URL must be http:// or https://, got {url!r}")
+        if parts.username is not None or parts.password is not None:
+            raise LocalProtocolError("credentials in the URL are refused; pass them as headers "
+                                     "(for example a bearer token)")
+        if not parts.hostname:
+            raise LocalProtocolError(f"the URL {url!r} has no host")
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError as exc:
+            raise LocalProtocolError(f"bad port in {url!r}: {exc}") from None
+        target = parts.path or "/"
+        if parts.query:
+            target += "?" + parts.query
+        host = parts.hostname
+        return cls(parts.scheme, f"[{host}]" if ":" in host else host, port, target)
+
+
+@dataclass(slots=True, eq=False)
+class HttpExchange:
+    """One HTTP request/response.  The binding sends :attr:`data` on a connection to
+    :attr:`HttpTarget.origin`, feeds the answer to :meth:`StreamableHttp.receive_data`, and
+    may reuse the connection once :attr:`reusable` after :attr:`done`."""
+
+    id: int
+    method: str
+    rpc_method: str
+    request_id: int | None
+    data: bytes
+    conn: h11.Connection = field(repr=False)
+    status: int | None = None
+    content_type: str = ""
+    body: bytearray = field(default_factory=bytearray, repr=False)
+    sse: SseParser | None = field(default=None, repr=False)
+    done: bool = False
+    aborted: bool = False
+
+    @property
+    def reusable(self) -> bool:
+        """Whether the connection may carry another exchange (keep-alive, clean end)."""
+        return (self.done and not self.aborted
+                and self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE)
+
+
+class StreamableHttp:
+    """A :class:`ClientSession` spoken over Streamable HTTP.
+
+    Drive it like the session itself: call the session's operations, then
+    :meth:`exchanges_to_start` (new HTTP requests to send), :meth:`exchanges_to_abort`
+    (streams to close: cancellations in the stateless era), :meth:`receive_data` /
+    :meth:`connection_lost` per exchange, and the session's ``next_event``,
+    ``next_deadline`` and ``handle_timeout`` as on stdio.
+    """
+
+    def __init__(self, session: ClientSession, url: str, *,
+                 headers: Mapping[str, str] | None = None,
+                 bearer_token: str | None = None) -> None:
+        self.session = session
+        self.url = HttpTarget.parse(url)
+        extra = dict(headers or {})
+        if bearer_token is not None:
+            extra["Authorization"] = f"Bearer {bearer_token}"
+        for name, value in extra.items():
+            if "\r" in name or "\n" in name or "\r" in value or "\n" in value:
+                raise LocalProtocolError(f"header {name!r} contains a line break")
+        self._extra = list(extra.items())
+        self.session_id: str | None = None
+        """``Mcp-Session-Id`` the server gave (handshake era, H-10)."""
+        self._next = 1
+        self._exchanges: dict[int, HttpExchange] = {}
+        self._by_request: dict[int, HttpExchange] = {}
+        self._to_abort: list[int] = []
+
+    # -- what to send ---------------------------------------------------------------------
+
+    def exchanges_to_start(self) -> list[HttpExchange]:
+        """New exchanges for what the session wants to send (call after every operation and
+        every receive, as with ``data_to_send`` on stdio)."""
+        out: list[HttpExchange] = []
+        modern = self.session.era == "modern"
+        for obj, body in self.session.messages_to_send():
+            method = obj.get("method")
+            if modern and method == "notifications/cancelled":
+                # C-04: on Streamable HTTP the stream is the request: closing it cancels.
+                rid = obj.get("params", {}).get("requestId")
+                ex = self._by_request.pop(rid, None) if type(rid) is int else None
+                if ex is not None and not ex.done:
+                    ex.aborted = True
+                    self._to_abort.append(ex.id)
+                continue
+            out.append(self._exchange(obj, body))
+        return out
+
+    def exchanges_to_abort(self) -> list[int]:
+        """Exchanges whose connection the binding must close now (never reuse it)."""
+        out, self._to_abort = self._to_abort, []
+        for ex_id in out:
+            self._exchanges.pop(ex_id, None)
+        return out
+
+    def close_exchange(self) -> HttpExchange | None:
+        """The ``DELETE`` that ends a handshake-era HTTP session (L-11, H-12), or None."""
+        if self.session_id is None:
+            return None
+        return self._start("DELETE", "", None, b"", self._session_headers())
+
+    def _exchange(self, obj: dict[str, Any], body: bytes) -> HttpExchange:
+        method = obj.get("method")
+        rid = obj.get("id") if method is not None else None
+        headers = self._session_headers()
+        params = obj.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
+        if isinstance(version, str):  # a stateless-era request (X-21)
+            headers.append(("MCP-Protocol-Version", version))
+            headers.append(("Mcp-Method", str(method)))
+            name = _mcp_name(str(method), params if isinstance(params, dict) else {})
+            if name is not None:
+                headers.append(("Mcp-Name", name))
+        elif self.session.protocol_version is not None and self.session.era == "legacy":
+            headers.append(("MCP-Protocol-Version", self.session.protocol_version))  # V-04
+        ex = self._start("POST", str(method or "(response)"),
+                         rid if type(rid) is int else None, body, headers)
+        if ex.request_id is not None:
+            self._by_request[ex.request_id] = ex
+        return ex
+
+    def _session_headers(self) -> list[tuple[str, str]]:
+        headers = list(self._extra)
+        if self.session_id is not None and self.session.era != "modern":
+            headers.append(("Mcp-Session-Id", self.session_id))
+        return headers
+
+    def _start(self, verb: str, rpc_method: str, request_id: int | None, body: bytes,
+               headers: list[tuple[str, str]]) -> HttpExchange:
+        conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_SIZE)
+        head = [("Host", self.url.authority), ("Accept", _ACCEPT), *headers]
+        if verb == "POST":
+            head += [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+        data = conn.send(h11.Request(method=verb, target=self.url.target, headers=head))
+        if body:
+            data += conn.send(h11.Data(data=body))
+        data += conn.send(h11.EndOfMessage())
+        ex = HttpExchange(self._next, verb, rpc_method, request_id, data, conn)
+        self._next += 1
+        self._exchanges[ex.id] = ex
+        return ex
+
+    # -- what came back -------------------------------------------------------------------
+
+    def receive_data(self, exchange_id: int, data: bytes, *, now: float) -> None:
+        """Bytes of the answer to an exchange; ``b""`` when the server closed the
+        connection.  Never raises for what the server sent."""
+        ex = self._exchanges.get(exchange_id)
+        if ex is None or ex.done:
+            return
+        try:
+            ex.conn.receive_data(data)
+            while True:
+                event = ex.conn.next_event()
+                if event is h11.NEED_DATA or event is h11.PAUSED:
+                    break
+                if isinstance(event, h11.Response):
+                    self._on_head(ex, event)
+                elif isinstance(event, h11.Data):
+                    self._on_body(ex, bytes(event.data), now)
+                elif isinstance(event, h11.EndOfMessage):
+                    self._finish(ex, now)
+                    break
+                elif isinstance(event, h11.ConnectionClosed):
+                    self._finish(ex, now, closed=True)
+                    break
+        except h11.RemoteProtocolError as exc:
+            self._fail(ex, RemoteProtocolError(f"{ex.rpc_method}: bad HTTP answer: {exc}"), now)
+        except MCPError as exc:
+            self._fail(ex, exc, now)
+
+    def connection_lost(self, exchange_id: int, *, now: float) -> None:
+        """The connection of an exchange broke before its answer ended."""
+        ex = self._exchanges.get(exchange_id)
+        if ex is not None and not ex.done:
+            self._finish(ex, now, closed=True)
+
+    def _on_head(self, ex: HttpExchange, head: h11.Response) -> None:
+        ex.status = head.status_code
+        if 300 <= head.status_code < 400:
+            raise RemoteProtocolError(f"{ex.rpc_method}: the server redirected "
+                                      f"(HTTP {head.status_code}); redirects are not followed")
+        for name, value in head.headers:
+            if name == b"content-type":
+                ex.content_type = value.decode("latin-1").split(";")[0].strip().lower()
+            elif name == b"mcp-session-id" and ex.rpc_method == "initialize":
+                sid = value.decode("latin-1")
+                if sid and all(0x21 <= ord(c) <= 0x7E for c in sid):  # H-10
+                    self.session_id = sid
+        if ex.content_type == "text/event-stream":
+            ex.sse = SseParser(self.session.limits.max_message_size)
+
+    def _on_body(self, ex: HttpExchange, data: bytes, now: float) -> None:
+        sse = ex.sse
+        if sse is None:
+            if len(ex.body) + len(data) > self.session.limits.max_message_size:
+                raise RemoteProtocolError(f"{ex.rpc_method}: HTTP body over "
+                                          f"{self.session.limits.max_message_size} bytes")
+            ex.body += data
+            return
+        sse.feed(data)
+        while (event := sse.next_event()) is not None:
+            if isinstance(event, SseOversize):
+                # On a request's stream, the oversize event is most likely its answer.
+                raise MessageTooLarge(event.size, self.session.limits.max_message_size)
+            self._on_sse(event, now)
+
+    def _on_sse(self, event: SseEvent, now: float) -> None:
+        if event.event != "message" or not event.data:
+            return  # priming events carry no message (H-06); other types are not MCP's
+        try:
+            obj = json.loads(event.data)
+        except ValueError:
+            obj = event.data
+        self.session.receive_message(obj, now=now)
+
+    def _finish(self, ex: HttpExchange, now: float, closed: bool = False) -> None:
+        ex.done = True
+        if ex.request_id is not None:
+            self._by_request.pop(ex.request_id, None)
+        status = ex.status
+        if status is None:
+            self._fail(ex, ConnectionClosed(f"{ex.rpc_method}: the connection closed before "
+                                            "an HTTP answer"), now)
+            return
+        if ex.sse is None and ex.body:
+            try:
+                obj = json.loads(bytes(ex.body))
+            except (ValueError, RecursionError):
+                if status < 300:
+                    self._fail(ex, RemoteProtocolError(
+                        f"{ex.rpc_method}: HTTP {status} body is not JSON"), now)
+                    return
+                obj = None
+            if status < 300 or _is_jsonrpc_error(obj):  # an error answer in a 4xx body
+                self.session.receive_message(obj, now=now)
+        if status == 404 and self.session_id is not None and ex.method != "DELETE":
+            self._fail(ex, SessionExpired(f"{ex.rpc_method}: the server no longer knows "
+                                          f"session {self.session_id} (HTTP 404); the call "
+                                          "was not replayed"), now)
+        elif status >= 400:
+            self._fail(ex, HttpError(status, bytes(ex.body), ex.rpc_method), now)
+        elif ex.request_id is not None:
+            # The exchange ended without answering its request: a stream that closed early.
+            self._fail(ex, ConnectionClosed(
+                f"{ex.rpc_method}: the answer ended without a response"
+                + (" (connection closed)" if closed else "")), now)
+        self._exchanges.pop(ex.id, None)
+
+    def _fail(self, ex: HttpExchange, error: MCPError, now: float) -> None:
+        ex.done = True
+        self._exchanges.pop(ex.id, None)
+        ex.aborted = ex.aborted or ex.conn.their_state is not h11.DONE
+        if ex.request_id is not None:
+            self._by_request.pop(ex.request_id, None)
+            self.session.fail_request(ex.request_id, error, now=now)
+
+
+def _is_jsonrpc_error(obj: object) -> bool:
+    return isinstance(obj, dict) and "error" in obj and obj.get("id") is not None
+
+
+def _mcp_name(method: str, params: dict[str, Any]) -> str | None:
+    """``Mcp-Name`` (X-21): the tool or prompt name, or the resource URI, as header-safe."""
+    if method in ("tools/call", "prompts/get"):
+        value = params.get("name")
+    elif method == "resources/read":
+        value = params.get("uri")
+    elif method.startswith("tasks/"):
+        value = params.get("taskId")
+    else:
+        return None
+    if not isinstance(value, str) or not value.isascii() or not value.isprintable():
+        return None
+    return value

@@ -1,0 +1,176 @@
+"""The threads binding over Streamable HTTP (section 10.2/10.3) against real servers on
+loopback: server-everything (handshake era, via the fallback) and a server written with the
+official Python SDK (both eras), plus local misbehaviour (redirects, refused connections)."""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from conftest import run_threads
+from mcp_proto_io.threads import connect_http
+
+from mcp_proto import (
+    ConnectionClosed,
+    LocalProtocolError,
+    Progress,
+    RemoteProtocolError,
+)
+
+pytestmark = pytest.mark.usefixtures("no_leaks")
+
+T = 20.0  # every blocking call in this file is bounded by it
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving(argv: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run an HTTP MCP server; yield its URL once it accepts connections; stop it."""
+    proc = subprocess.Popen(argv, env={**os.environ, **(env or {})},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + T
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                    pytest.fail(f"{argv[0]} did not start listening on {port}: {err[-500:]}")
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+@pytest.fixture
+def everything_url(everything_command: list[str]) -> Iterator[str]:
+    port = free_port()
+    node, js, _ = everything_command
+    with serving([node, js, "streamableHttp"], port, {"PORT": str(port)}) as url:
+        yield url
+
+
+@pytest.fixture
+def sdk_url(sdk_server_command: list[str]) -> Iterator[str]:
+    port = free_port()
+    with serving([*sdk_server_command, "--http", str(port)], port) as url:
+        yield url
+
+
+def test_everything_over_http_falls_back_to_the_handshake_era(everything_url: str) -> None:
+    """2.3 on HTTP: the modern POST is refused, so Streamable HTTP 2025 (H-01..H-13)."""
+    with connect_http(everything_url, timeout=T) as client:
+        assert (client.era, client.protocol_version) == ("legacy", "2025-11-25")
+        assert client.server_info.name == "mcp-servers/everything"
+        names = {t.name for t in client.list_tools()}
+        assert {"echo", "get-sum", "trigger-long-running-operation"} <= names
+        assert client.call_tool("echo", {"message": "hi"}).text == "Echo: hi"
+        progress: list[Progress] = []
+        done = client.call_tool("trigger-long-running-operation",
+                                {"duration": 0.3, "steps": 3}, on_progress=progress.append)
+        assert "completed" in done.text.lower()
+        assert [p.progress for p in progress] == [1, 2, 3]  # progress over the SSE answer
+        assert client.list_resources() and client.list_prompts()
+
+
+def test_everything_over_http_32_threads(everything_url: str) -> None:
+    with connect_http(everything_url, timeout=T) as client:
+        results = run_threads(
+            lambda i: client.call_tool("echo", {"message": f"t{i}"}).text, 32, T)
+    assert results == {i: f"Echo: t{i}" for i in range(32)}
+
+
+@pytest.mark.parametrize("version", [None, "2025-11-25"])
+def test_sdk_server_over_http_in_both_eras(sdk_url: str, version: str | None) -> None:
+    """The same calls in both eras; elicitation is MRTR (2026) or a server request on the
+    POST's SSE stream answered by a new POST (2025, F-06)."""
+    asked: list[dict[str, Any]] = []
+
+    def on_elicitation(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params)
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    with connect_http(sdk_url, timeout=T, protocol_version=version,
+                      on_elicitation=on_elicitation) as client:
+        expected = ("legacy", version) if version else ("modern", "2026-07-28")
+        assert (client.era, client.protocol_version) == expected
+        assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+        assert client.call_tool("ask_name", {}).text == "hello Ada"
+        assert len(asked) == 1 and "requestedSchema" in asked[0]
+        assert client.read_resource("demo://a").contents[0].text == "content of a"  # type: ignore[union-attr]
+
+
+def test_credentials_in_the_url_are_refused() -> None:
+    with pytest.raises(LocalProtocolError, match="credentials"):
+        connect_http("http://user:secret@127.0.0.1:1/mcp")
+
+
+def test_refused_connection_is_a_clear_error() -> None:
+    port = free_port()  # nothing listens there
+    with pytest.raises(ConnectionClosed, match="cannot connect"), \
+            connect_http(f"http://127.0.0.1:{port}/mcp", timeout=5):
+        pass
+
+
+class _Redirect(http.server.BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.send_response(307)
+        self.send_header("Location", "http://127.0.0.1:9/elsewhere")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_redirects_are_not_followed() -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Redirect)
+    thread = threading.Thread(target=server.serve_forever, name="test-http", daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        with pytest.raises(RemoteProtocolError, match="redirect"), \
+                connect_http(f"http://127.0.0.1:{port}/mcp", timeout=5,
+                             protocol_version="2025-11-25"):
+            pass
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_cli_accepts_a_url(sdk_url: str) -> None:
+    """``mcp-proto tools --url`` and ``call --url``: the command works with HTTP servers."""
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([repo, os.path.join(repo, "bindings")])}
+    tools = subprocess.run([sys.executable, "-m", "mcp_proto_io", "tools", "--url", sdk_url],
+                           capture_output=True, text=True, env=env, timeout=T, check=False)
+    assert tools.returncode == 0, tools.stderr
+    assert "MCP 2026-07-28 (stateless era)" in tools.stdout and "ask_name" in tools.stdout
+    call = subprocess.run([sys.executable, "-m", "mcp_proto_io", "call", "echo", "--args",
+                           '{"text": "via http"}', "--url", sdk_url],
+                          capture_output=True, text=True, env=env, timeout=T, check=False)
+    assert (call.returncode, call.stdout.strip()) == (0, "via http"), call.stderr
