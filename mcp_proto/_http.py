@@ -33,7 +33,7 @@ from ._errors import (
     RemoteProtocolError,
     SessionExpired,
 )
-from ._modern import PROTOCOL_VERSION_KEY
+from ._modern import PROTOCOL_VERSION_KEY, header_value, mcp_header_params
 from ._session import ClientSession
 from ._sse import SseEvent, SseOversize, SseParser
 
@@ -42,6 +42,15 @@ __all__ = ["MAX_HEAD_SIZE", "HttpError", "HttpExchange", "HttpTarget", "Streamab
 #: Bytes of response head (status line and headers) accepted: far above any real server's,
 #: small enough that a hostile one cannot make the client buffer without bound.
 MAX_HEAD_SIZE = 64 * 1024
+
+#: Times one request's dropped SSE stream is resumed (H-06) before the request fails: a
+#: server that keeps closing without ever answering must not hold the call in a loop.
+MAX_RESUMES = 5
+
+#: Reconnection delay when the server sent no ``retry`` field (seconds), and the longest one
+#: honoured: a hostile ``retry`` must not park a call for hours.
+DEFAULT_RETRY = 1.0
+MAX_RETRY = 30.0
 
 _ACCEPT = "application/json, text/event-stream"
 
@@ -117,6 +126,7 @@ class HttpExchange:
     sse: SseParser | None = field(default=None, repr=False)
     done: bool = False
     aborted: bool = False
+    resumes: int = 0
 
     @property
     def reusable(self) -> bool:
@@ -139,6 +149,7 @@ class StreamableHttp:
                  headers: Mapping[str, str] | None = None,
                  bearer_token: str | None = None) -> None:
         self.session = session
+        session.check_mcp_headers = True  # T-06 matters on HTTP
         self.url = HttpTarget.parse(url)
         extra = dict(headers or {})
         if bearer_token is not None:
@@ -153,13 +164,15 @@ class StreamableHttp:
         self._exchanges: dict[int, HttpExchange] = {}
         self._by_request: dict[int, HttpExchange] = {}
         self._to_abort: list[int] = []
+        self._timers: list[tuple[float, int, str, str, int]] = []  # resumptions due
+        self._ready: list[HttpExchange] = []  # exchanges created by timers
 
     # -- what to send ---------------------------------------------------------------------
 
     def exchanges_to_start(self) -> list[HttpExchange]:
         """New exchanges for what the session wants to send (call after every operation and
         every receive, as with ``data_to_send`` on stdio)."""
-        out: list[HttpExchange] = []
+        out, self._ready = self._ready, []
         modern = self.session.era == "modern"
         for obj, body in self.session.messages_to_send():
             method = obj.get("method")
@@ -173,6 +186,32 @@ class StreamableHttp:
                 continue
             out.append(self._exchange(obj, body))
         return out
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`handle_timeout` must next be called: the session's deadlines and the
+        resumptions of dropped streams."""
+        deadline = self.session.next_deadline()
+        if self._timers:
+            soonest = min(t[0] for t in self._timers)
+            deadline = soonest if deadline is None else min(deadline, soonest)
+        return deadline
+
+    def handle_timeout(self, now: float) -> None:
+        """Fire the session's deadlines and resume the streams whose ``retry`` delay passed
+        (H-06: always by GET with ``Last-Event-ID``; the answer may come on it)."""
+        self.session.handle_timeout(now)
+        due = [t for t in self._timers if t[0] <= now]
+        self._timers = [t for t in self._timers if t[0] > now]
+        for _at, rid, last_id, rpc_method, resumes in due:
+            if not self.session.is_pending(rid):
+                continue
+            headers = [*self._session_headers(), ("Last-Event-ID", last_id)]
+            if self.session.protocol_version is not None:
+                headers.append(("MCP-Protocol-Version", self.session.protocol_version))
+            ex = self._start("GET", rpc_method, rid, b"", headers)
+            ex.resumes = resumes
+            self._by_request[rid] = ex
+            self._ready.append(ex)
 
     def exchanges_to_abort(self) -> list[int]:
         """Exchanges whose connection the binding must close now (never reuse it)."""
@@ -200,6 +239,8 @@ class StreamableHttp:
             name = _mcp_name(str(method), params if isinstance(params, dict) else {})
             if name is not None:
                 headers.append(("Mcp-Name", name))
+            if method == "tools/call" and isinstance(params, dict):
+                headers += self._param_headers(params)
         elif self.session.protocol_version is not None and self.session.era == "legacy":
             headers.append(("MCP-Protocol-Version", self.session.protocol_version))  # V-04
         ex = self._start("POST", str(method or "(response)"),
@@ -207,6 +248,26 @@ class StreamableHttp:
         if ex.request_id is not None:
             self._by_request[ex.request_id] = ex
         return ex
+
+    def _param_headers(self, params: dict[str, Any]) -> list[tuple[str, str]]:
+        """``Mcp-Param-{Name}`` for each argument the tool annotated (X-21)."""
+        tool = self.session.tools.get(str(params.get("name")))
+        arguments = params.get("arguments")
+        if tool is None or not isinstance(arguments, dict):
+            return []
+        try:
+            mapping = mcp_header_params(tool.input_schema)
+        except ValueError:
+            return []
+        out = []
+        for path, header in mapping.items():
+            value: Any = arguments
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            text = header_value(value)
+            if text is not None:
+                out.append((f"Mcp-Param-{header}", text))
+        return out
 
     def _session_headers(self) -> list[tuple[str, str]]:
         headers = list(self._extra)
@@ -324,13 +385,26 @@ class StreamableHttp:
             if status < 300 or _is_jsonrpc_error(obj):  # an error answer in a 4xx body
                 self.session.receive_message(obj, now=now)
         if status == 404 and self.session_id is not None and ex.method != "DELETE":
-            self._fail(ex, SessionExpired(f"{ex.rpc_method}: the server no longer knows "
-                                          f"session {self.session_id} (HTTP 404); the call "
-                                          "was not replayed"), now)
-        elif status >= 400:
+            # H-11: the session is gone.  Every call on it fails (none is replayed) and the
+            # session ends, so the binding's next call initializes a new one.
+            self._exchanges.pop(ex.id, None)
+            self.session.connection_lost(SessionExpired(
+                f"{ex.rpc_method}: the server no longer knows session {self.session_id} "
+                "(HTTP 404); calls were not replayed, the next one starts a new session"))
+            return
+        if status >= 400:
             self._fail(ex, HttpError(status, bytes(ex.body), ex.rpc_method), now)
-        elif ex.request_id is not None:
-            # The exchange ended without answering its request: a stream that closed early.
+        elif ex.request_id is not None and self.session.is_pending(ex.request_id):
+            # The stream ended without the response.
+            sse = ex.sse
+            if (sse is not None and sse.last_event_id and self.session.era != "modern"
+                    and ex.resumes < MAX_RESUMES):
+                delay = DEFAULT_RETRY if sse.retry_ms is None else sse.retry_ms / 1000
+                self._timers.append((now + min(delay, MAX_RETRY), ex.request_id,
+                                     sse.last_event_id, ex.rpc_method, ex.resumes + 1))
+                ex.aborted = ex.aborted or closed
+                self._exchanges.pop(ex.id, None)
+                return
             self._fail(ex, ConnectionClosed(
                 f"{ex.rpc_method}: the answer ended without a response"
                 + (" (connection closed)" if closed else "")), now)

@@ -6,6 +6,7 @@ Pure functions and small records; the session decides when to use them.
 
 from __future__ import annotations
 
+import base64
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,8 +23,11 @@ __all__ = [
     "PROTOCOL_VERSION_KEY",
     "SERVER_INFO_KEY",
     "SUBSCRIPTION_ID_KEY",
+    "BASE64_SENTINEL",
     "Discovered",
     "Gather",
+    "header_value",
+    "mcp_header_params",
     "parse_discover",
     "parse_input_required",
     "request_meta",
@@ -160,3 +164,76 @@ class Gather:
     @property
     def complete(self) -> bool:
         return len(self.responses) == len(self.keys)
+
+
+# -- x-mcp-header (T-06, X-21) --------------------------------------------------------------
+
+_TOKEN_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789"
+                         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_HEADER_TYPES = frozenset({"string", "integer", "boolean"})
+BASE64_SENTINEL = "=?base64?"
+
+
+def _count_annotations(node: object) -> int:
+    if isinstance(node, dict):
+        own = 1 if "x-mcp-header" in node else 0
+        return own + sum(_count_annotations(v) for v in node.values())
+    if isinstance(node, list):
+        return sum(_count_annotations(v) for v in node)
+    return 0
+
+
+def mcp_header_params(input_schema: dict[str, Any]) -> dict[tuple[str, ...], str]:
+    """The arguments a tool mirrors into ``Mcp-Param-{Name}`` headers: argument path ->
+    header name.  Raises ``ValueError`` naming the problem when an annotation is invalid
+    (T-06): the tool must then be left out of the list."""
+    found: dict[tuple[str, ...], str] = {}
+    seen: set[str] = set()
+
+    def walk(schema: dict[str, Any], path: tuple[str, ...]) -> None:
+        props = schema.get("properties")
+        if not isinstance(props, dict):
+            return
+        for name, sub in props.items():
+            if not isinstance(sub, dict):
+                continue
+            if "x-mcp-header" in sub:
+                header = sub["x-mcp-header"]
+                if not isinstance(header, str) or not header:
+                    raise ValueError(f"x-mcp-header of {name!r} must be a non-empty string")
+                if not set(header) <= _TOKEN_CHARS:
+                    raise ValueError(f"x-mcp-header {header!r} is not an HTTP token")
+                if header.lower() in seen:
+                    raise ValueError(f"x-mcp-header {header!r} is used twice")
+                if sub.get("type") not in _HEADER_TYPES:
+                    raise ValueError(f"x-mcp-header {header!r} is on a property of type "
+                                     f"{sub.get('type')!r}; only string, integer, boolean")
+                seen.add(header.lower())
+                key = (*path, name)
+                found[key] = header
+            walk(sub, (*path, name))
+
+    walk(input_schema, ())
+    if _count_annotations(input_schema) != len(found):
+        raise ValueError("an x-mcp-header is not reachable through properties alone "
+                         "(items, oneOf, anyOf, allOf, not, if/then/else, $ref are not allowed)")
+    return found
+
+
+def header_value(value: object) -> str | None:
+    """The ``Mcp-Param-*`` value of an argument (X-21), or None to omit the header."""
+    if value is None:
+        return None
+    if type(value) is bool:
+        return "true" if value else "false"
+    if type(value) is int:
+        if abs(value) > 2**53 - 1:
+            return None
+        return str(value)
+    if isinstance(value, str):
+        plain = (value.isascii() and value.isprintable() and value == value.strip()
+                 and not value.startswith(BASE64_SENTINEL))
+        if plain:
+            return value
+        return BASE64_SENTINEL + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+    return None

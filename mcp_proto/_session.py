@@ -62,6 +62,7 @@ from ._modern import (
     MRTR_METHODS,
     Discovered,
     Gather,
+    mcp_header_params,
     parse_discover,
     parse_input_required,
     request_meta,
@@ -247,6 +248,11 @@ class ClientSession:
         speaks the stateless era (V-20): forget what was remembered; the next session probes."""
         self._server_requests: dict[RequestId, str] = {}
         self._batches = False
+        self.tools: dict[str, Any] = {}
+        """The tools of the last complete ``tools/list``, by name."""
+        self.check_mcp_headers = False
+        """Leave tools with an invalid ``x-mcp-header`` out of lists (T-06; set by the HTTP
+        transport, where those annotations matter)."""
         self.era: str | None = None
         """``"modern"`` or ``"legacy"`` once Ready."""
         self.discovered: Discovered | None = None
@@ -316,6 +322,11 @@ class ClientSession:
         self._now = now
         self._fail(p, error)
         return True
+
+    def is_pending(self, request_id: int) -> bool:
+        """Whether a request still awaits its answer (a transport decides whether to resume
+        a dropped stream with it)."""
+        return request_id in self._pending
 
     def next_event(self) -> Event | None:
         """The next event, or ``None`` when there are none left."""
@@ -1144,6 +1155,8 @@ class ClientSession:
                     self._next_page(p, walk, cursor, now)
                     return
                 value: Any = walk.items
+                if p.method == "tools/list":
+                    value = self._checked_tools(value)
                 if self.era == "modern":
                     self._store((p.method, ""), walk.ttl, value, now)
             else:
@@ -1157,6 +1170,22 @@ class ClientSession:
             self._fail(p, exc)
             return
         self._events.append(Completed(handle=p.handle, value=value))
+
+    def _checked_tools(self, tools: list[Any]) -> list[Any]:
+        """Remember the tools (a transport mirrors their ``x-mcp-header`` arguments); with
+        :attr:`check_mcp_headers`, leave out a tool whose annotation is invalid and say so
+        (T-06: MUST drop, SHOULD log)."""
+        kept = []
+        for tool in tools:
+            if self.check_mcp_headers:
+                try:
+                    mcp_header_params(tool.input_schema)
+                except ValueError as exc:
+                    self._bad(RemoteProtocolError(f"tool {tool.name!r} left out: {exc}"[:300]))
+                    continue
+            kept.append(tool)
+        self.tools = {tool.name: tool for tool in kept}
+        return kept
 
     def _next_page(self, p: _Pending, walk: ListWalk, cursor: str, now: float | None) -> None:
         if now is None:  # final line at EOF: the session is about to close anyway

@@ -10,15 +10,24 @@ import h11
 import pytest
 
 from mcp_proto import (
+    BadMessage,
     ClientSession,
+    Closed,
     Completed,
+    ConnectionClosed,
     Failed,
     Implementation,
     LocalProtocolError,
     Ready,
     SessionExpired,
 )
-from mcp_proto._http import HttpError, HttpExchange, HttpTarget, StreamableHttp
+from mcp_proto._http import (
+    MAX_RESUMES,
+    HttpError,
+    HttpExchange,
+    HttpTarget,
+    StreamableHttp,
+)
 
 INFO = Implementation(name="t", version="1")
 URL = "http://127.0.0.1:8123/mcp"
@@ -152,10 +161,13 @@ def test_h11_404_on_a_session_is_session_expired() -> None:
     http = legacy_http()
     handle = http.session.call_tool("echo", {"text": "x"}, now=NOW)
     [ex] = http.exchanges_to_start()
+    other = http.session.call_tool("echo", {"text": "y"}, now=NOW)
+    http.exchanges_to_start()
     http.receive_data(ex.id, Server(ex).answer(404, b"gone", "text/plain"), now=NOW)
-    [failed] = events(http)
-    assert isinstance(failed, Failed) and failed.handle == handle
-    assert isinstance(failed.error, SessionExpired)
+    failed_1, failed_2, closed = events(http)  # the session is gone: every call on it fails
+    assert {failed_1.handle, failed_2.handle} == {handle, other}
+    assert isinstance(failed_1.error, SessionExpired) and isinstance(closed, Closed)
+    assert http.exchanges_to_start() == []  # nothing replayed
 
 
 def test_http_error_without_jsonrpc_body_fails_that_request_only() -> None:
@@ -257,3 +269,127 @@ def test_2_3_http_error_on_the_probe_falls_back_to_initialize() -> None:
     [ready] = events(http)
     assert isinstance(ready, Ready) and ready.era == "legacy"
     assert http.session_id == "abc"
+
+
+def test_h06_dropped_stream_is_resumed_by_get_with_last_event_id_after_retry() -> None:
+    http = legacy_http()
+    handle = http.session.call_tool("slow", now=NOW)
+    [ex] = http.exchanges_to_start()
+    srv = Server(ex)
+    rid = srv.body["id"]
+    head = srv.conn.send(h11.Response(status_code=200, headers=[
+        ("Content-Type", "text/event-stream"), ("Transfer-Encoding", "chunked")]))
+    head += srv.conn.send(h11.Data(data=b"id: ev-7\nretry: 400\ndata:\n\n"))
+    http.receive_data(ex.id, head, now=NOW)
+    http.connection_lost(ex.id, now=NOW)  # the server closed it: no response yet
+    assert events(http) == []
+    assert http.next_deadline() == NOW + 0.4  # the server's retry
+    http.handle_timeout(NOW + 0.39)
+    assert http.exchanges_to_start() == []
+    http.handle_timeout(NOW + 0.4)
+    [resume] = http.exchanges_to_start()
+    again = Server(resume)
+    assert again.method == "GET" and again.headers["last-event-id"] == "ev-7"
+    assert again.headers["mcp-session-id"] == "s-123"
+    http.receive_data(resume.id, again.sse(
+        f"id: ev-8\ndata: {result(rid, {'content': []}).decode()}\n\n"), now=NOW + 0.5)
+    [done] = events(http)
+    assert isinstance(done, Completed) and done.handle == handle
+
+
+def test_h06_resumption_is_bounded() -> None:
+    """A server that keeps dropping the stream without answering: MAX_RESUMES resumptions,
+    then the call fails (no endless loop)."""
+    http = legacy_http()
+    handle = http.session.call_tool("slow", now=NOW, timeout=1000.0)
+    [ex] = http.exchanges_to_start()
+    now = NOW
+    streams = 0
+    while True:
+        streams += 1
+        srv = Server(ex)
+        head = srv.conn.send(h11.Response(status_code=200, headers=[
+            ("Content-Type", "text/event-stream"), ("Transfer-Encoding", "chunked")]))
+        head += srv.conn.send(h11.Data(data=b"id: e\nretry: 10\ndata:\n\n"))
+        http.receive_data(ex.id, head, now=now)
+        http.connection_lost(ex.id, now=now)
+        ended = events(http)
+        if ended:
+            break
+        assert streams <= MAX_RESUMES
+        now += 0.01
+        http.handle_timeout(now)
+        [ex] = http.exchanges_to_start()
+    assert streams == MAX_RESUMES + 1
+    [failed] = ended
+    assert isinstance(failed, Failed) and failed.handle == handle
+    assert isinstance(failed.error, ConnectionClosed)
+
+
+TOOL_WITH_HEADERS = {
+    "name": "weather", "inputSchema": {"type": "object", "properties": {
+        "city": {"type": "string", "x-mcp-header": "City"},
+        "days": {"type": "integer", "x-mcp-header": "Days"},
+        "metric": {"type": "boolean", "x-mcp-header": "Metric"},
+        "opts": {"type": "object", "properties": {
+            "lang": {"type": "string", "x-mcp-header": "Lang"}}},
+        "note": {"type": "string"}}}}
+
+
+def modern_http_with_tools(tools: list[dict[str, Any]]) -> StreamableHttp:
+    http = StreamableHttp(ClientSession(INFO), URL)
+    http.session.start(now=NOW, era="modern")
+    [probe] = http.exchanges_to_start()
+    srv = Server(probe)
+    http.receive_data(probe.id, srv.answer(200, result(srv.body["id"], {
+        "resultType": "complete", "supportedVersions": ["2026-07-28"],
+        "capabilities": {"tools": {}}})), now=NOW)
+    events(http)
+    http.session.list_tools(now=NOW)
+    [ex] = http.exchanges_to_start()
+    srv = Server(ex)
+    http.receive_data(ex.id, srv.answer(200, result(srv.body["id"], {
+        "resultType": "complete", "tools": tools})), now=NOW)
+    return http
+
+
+def test_x21_mcp_param_headers_mirror_annotated_arguments() -> None:
+    http = modern_http_with_tools([TOOL_WITH_HEADERS])
+    [listed] = events(http)
+    assert [t.name for t in listed.value] == ["weather"]
+    http.session.call_tool("weather", {"city": "Zürich", "days": 3, "metric": False,
+                                       "opts": {"lang": "fr"}, "note": "x"}, now=NOW)
+    [ex] = http.exchanges_to_start()
+    headers = Server(ex).headers
+    assert headers["mcp-param-city"] == "=?base64?WsO8cmljaA==?="  # not plain ASCII
+    assert (headers["mcp-param-days"], headers["mcp-param-metric"]) == ("3", "false")
+    assert headers["mcp-param-lang"] == "fr"
+    assert "mcp-param-note" not in headers
+    http.session.call_tool("weather", {"city": " padded", "days": None}, now=NOW)
+    [ex] = http.exchanges_to_start()
+    headers = Server(ex).headers
+    assert headers["mcp-param-city"].startswith("=?base64?")  # leading space
+    assert "mcp-param-days" not in headers  # null: omitted
+
+
+@pytest.mark.parametrize("bad", [
+    {"type": "number", "x-mcp-header": "N"},
+    {"type": "string", "x-mcp-header": "has space"},
+    {"type": "string", "x-mcp-header": ""},
+    {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}},
+], ids=["number", "not-a-token", "empty", "under-items"])
+def test_t06_tool_with_an_invalid_header_annotation_is_left_out(bad: dict[str, Any]) -> None:
+    bad_tool = {"name": "bad", "inputSchema": {"type": "object", "properties": {"x": bad}}}
+    http = modern_http_with_tools([TOOL_WITH_HEADERS, bad_tool])
+    dropped, listed = events(http)
+    assert isinstance(dropped, BadMessage) and "'bad' left out" in str(dropped.error)
+    assert [t.name for t in listed.value] == ["weather"]
+
+
+def test_t06_duplicate_header_names_are_invalid() -> None:
+    dup = {"name": "dup", "inputSchema": {"type": "object", "properties": {
+        "a": {"type": "string", "x-mcp-header": "Same"},
+        "b": {"type": "string", "x-mcp-header": "same"}}}}
+    http = modern_http_with_tools([dup])
+    dropped, listed = events(http)
+    assert isinstance(dropped, BadMessage) and listed.value == []

@@ -977,6 +977,9 @@ class _HttpConnection(_Pump):
                     self.http.receive_data(ex.id, data, now=time.monotonic())
                     self._queue_output_locked()
                     events = self._drain_locked()
+                    deadline = self.http.next_deadline()  # a resumption may be due soon
+                    if deadline is not None and (self.armed is None or deadline < self.armed):
+                        self.cond.notify()
                 if events:
                     self._dispatch(events)
                 self._flush()
@@ -1011,18 +1014,18 @@ class _HttpConnection(_Pump):
             raise
 
     def _service_loop(self) -> None:
-        session = self.session
+        http = self.http
         while True:
             with self.lock:
                 if self.closed:
                     return
-                deadline = session.next_deadline()
+                deadline = http.next_deadline()
                 now = time.monotonic()
                 if deadline is None or deadline > now:
                     self.armed = deadline
                     self.cond.wait(None if deadline is None else deadline - now)
                     self.armed = None
-                session.handle_timeout(time.monotonic())
+                http.handle_timeout(time.monotonic())
                 self._queue_output_locked()
                 events = self._drain_locked()
             if events:
