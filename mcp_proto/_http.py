@@ -36,6 +36,7 @@ from ._errors import (
 from ._modern import PROTOCOL_VERSION_KEY, header_value, mcp_header_params
 from ._session import ClientSession
 from ._sse import SseEvent, SseOversize, SseParser
+from ._state import State
 
 __all__ = ["MAX_HEAD_SIZE", "HttpError", "HttpExchange", "HttpTarget", "StreamableHttp"]
 
@@ -166,6 +167,11 @@ class StreamableHttp:
         self._to_abort: list[int] = []
         self._timers: list[tuple[float, int, str, str, int]] = []  # resumptions due
         self._ready: list[HttpExchange] = []  # exchanges created by timers
+        self.get_stream = "closed"
+        """The GET stream for server-initiated messages (H-07, handshake era): ``closed``,
+        ``open``, or ``refused`` (the server answered 405 or another error: tolerated)."""
+        self._get_reopen_at: float | None = None
+        self._get_last_id = ""
 
     # -- what to send ---------------------------------------------------------------------
 
@@ -174,6 +180,9 @@ class StreamableHttp:
         every receive, as with ``data_to_send`` on stdio)."""
         out, self._ready = self._ready, []
         modern = self.session.era == "modern"
+        if self.get_stream == "closed" and self._get_reopen_at is None \
+                and self.session.era == "legacy" and self.session.state is State.READY:
+            out.append(self._open_get_stream())
         for obj, body in self.session.messages_to_send():
             method = obj.get("method")
             if modern and method == "notifications/cancelled":
@@ -194,12 +203,17 @@ class StreamableHttp:
         if self._timers:
             soonest = min(t[0] for t in self._timers)
             deadline = soonest if deadline is None else min(deadline, soonest)
+        reopen = self._get_reopen_at
+        if reopen is not None:
+            deadline = reopen if deadline is None else min(deadline, reopen)
         return deadline
 
     def handle_timeout(self, now: float) -> None:
         """Fire the session's deadlines and resume the streams whose ``retry`` delay passed
         (H-06: always by GET with ``Last-Event-ID``; the answer may come on it)."""
         self.session.handle_timeout(now)
+        if self._get_reopen_at is not None and self._get_reopen_at <= now:
+            self._get_reopen_at = None  # exchanges_to_start opens it again
         due = [t for t in self._timers if t[0] <= now]
         self._timers = [t for t in self._timers if t[0] > now]
         for _at, rid, last_id, rpc_method, resumes in due:
@@ -212,6 +226,15 @@ class StreamableHttp:
             ex.resumes = resumes
             self._by_request[rid] = ex
             self._ready.append(ex)
+
+    def _open_get_stream(self) -> HttpExchange:
+        headers = self._session_headers()
+        if self.session.protocol_version is not None:
+            headers.append(("MCP-Protocol-Version", self.session.protocol_version))
+        if self._get_last_id:
+            headers.append(("Last-Event-ID", self._get_last_id))
+        self.get_stream = "open"
+        return self._start("GET", "GET stream", None, b"", headers)
 
     def exchanges_to_abort(self) -> list[int]:
         """Exchanges whose connection the binding must close now (never reuse it)."""
@@ -365,6 +388,9 @@ class StreamableHttp:
         self.session.receive_message(obj, now=now)
 
     def _finish(self, ex: HttpExchange, now: float, closed: bool = False) -> None:
+        if ex.rpc_method == "GET stream":
+            self._get_stream_ended(ex, now)
+            return
         ex.done = True
         if ex.request_id is not None:
             self._by_request.pop(ex.request_id, None)
@@ -410,7 +436,26 @@ class StreamableHttp:
                 + (" (connection closed)" if closed else "")), now)
         self._exchanges.pop(ex.id, None)
 
+    def _get_stream_ended(self, ex: HttpExchange, now: float) -> None:
+        ex.done = True
+        self._exchanges.pop(ex.id, None)
+        if ex.status is None or ex.status >= 400 or ex.sse is None:
+            self.get_stream = "refused"  # 405 (or any error): no server-initiated stream
+            return
+        # The server may close it at any time (H-06/H-07): reopen after its retry delay.
+        sse = ex.sse
+        self._get_last_id = sse.last_event_id
+        delay = DEFAULT_RETRY if sse.retry_ms is None else sse.retry_ms / 1000
+        self.get_stream = "closed"
+        if self.session.state is State.READY:
+            self._get_reopen_at = now + min(delay, MAX_RETRY)
+
     def _fail(self, ex: HttpExchange, error: MCPError, now: float) -> None:
+        if ex.rpc_method == "GET stream":
+            ex.done = True
+            self._exchanges.pop(ex.id, None)
+            self.get_stream = "refused"
+            return
         ex.done = True
         self._exchanges.pop(ex.id, None)
         ex.aborted = ex.aborted or ex.conn.their_state is not h11.DONE

@@ -95,10 +95,13 @@ def legacy_http(session_id: str | None = "s-123") -> StreamableHttp:
     assert ex.done and ex.reusable
     [ready] = events(http)
     assert isinstance(ready, Ready) and ready.era == "legacy"
-    [note] = http.exchanges_to_start()
+    get, note = http.exchanges_to_start()  # H-07: the GET stream opens once ready
+    assert Server(get).method == "GET" and http.get_stream == "open"
     srv = Server(note)
     assert srv.body["method"] == "notifications/initialized"
     http.receive_data(note.id, srv.answer(202), now=NOW)
+    http.receive_data(get.id, Server(get).answer(405, b""), now=NOW)  # tolerated
+    assert http.get_stream == "refused" and events(http) == []
     return http
 
 
@@ -393,3 +396,32 @@ def test_t06_duplicate_header_names_are_invalid() -> None:
     http = modern_http_with_tools([dup])
     dropped, listed = events(http)
     assert isinstance(dropped, BadMessage) and listed.value == []
+
+
+def test_h07_get_stream_carries_server_requests_and_reopens_after_retry() -> None:
+    http = StreamableHttp(ClientSession(INFO, capabilities={"roots": {}}), URL)
+    http.session.start(now=NOW, era="legacy")
+    [ex] = http.exchanges_to_start()
+    srv = Server(ex)
+    http.receive_data(ex.id, srv.answer(200, result(srv.body["id"], {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "serverInfo": {"name": "s", "version": "1"}}), headers=[("Mcp-Session-Id", "s9")]),
+        now=NOW)
+    events(http)
+    get, _note = http.exchanges_to_start()
+    gsrv = Server(get)
+    assert gsrv.headers["mcp-session-id"] == "s9"
+    assert gsrv.headers["accept"] == "application/json, text/event-stream"
+    ask = json.dumps({"jsonrpc": "2.0", "id": "r1", "method": "roots/list"})
+    http.receive_data(get.id, gsrv.sse(f"id: g1\nretry: 250\ndata: {ask}\n\n"), now=NOW)
+    [request] = events(http)
+    assert request.method == "roots/list"  # a server request on the GET stream (F-06)
+    http.session.respond(request.request_id, {"roots": []})
+    [answer] = http.exchanges_to_start()  # answered by a new POST
+    asrv = Server(answer)
+    assert asrv.method == "POST" and asrv.body["id"] == "r1"
+    assert http.get_stream == "closed" and http.next_deadline() == NOW + 0.25
+    http.handle_timeout(NOW + 0.25)
+    [again] = http.exchanges_to_start()
+    rsrv = Server(again)
+    assert rsrv.method == "GET" and rsrv.headers["last-event-id"] == "g1"
