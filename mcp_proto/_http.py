@@ -11,8 +11,14 @@ means it expired (H-11).  In the stateless era every POST carries ``MCP-Protocol
 (C-04), never by a notification.  The era itself is chosen by the session's probe: an HTTP
 error without a JSON-RPC body fails the probe the same way an error answer does on stdio.
 
-Not yet here (issue 4 goes on): the GET stream, resumption with ``Last-Event-ID``, the
-2024-11-05 HTTP+SSE transport, ``Mcp-Param-*`` headers, re-initialising after a 404.
+In the handshake era the GET stream for server-initiated messages opens once the session is
+ready (405 tolerated, H-07); the first other requests wait (at most :data:`OPENING_GATE`) for
+its answer and for the 202 of ``notifications/initialized``.  A dropped SSE stream is resumed
+by GET with ``Last-Event-ID`` after the server's ``retry`` delay (H-06), a bounded number of
+times.  A 404 on a session ends it (H-11).
+
+Not yet here (issue 4 goes on): the 2024-11-05 HTTP+SSE transport, and re-issuing a dropped
+stateless-era request that is not a tool call (X-22).
 """
 
 from __future__ import annotations
@@ -47,6 +53,12 @@ MAX_HEAD_SIZE = 64 * 1024
 #: Times one request's dropped SSE stream is resumed (H-06) before the request fails: a
 #: server that keeps closing without ever answering must not hold the call in a loop.
 MAX_RESUMES = 5
+
+#: Seconds the first requests of a handshake-era session wait for the GET stream's answer
+#: and the 202 of ``notifications/initialized``.  A server may send a request that belongs to
+#: no POST (an elicitation) only on an open GET stream, and may refuse requests that arrive
+#: before ``initialized``; a server that never answers the GET must not stall the client.
+OPENING_GATE = 2.0
 
 #: Reconnection delay when the server sent no ``retry`` field (seconds), and the longest one
 #: honoured: a hostile ``retry`` must not park a call for hours.
@@ -172,6 +184,9 @@ class StreamableHttp:
         ``open``, or ``refused`` (the server answered 405 or another error: tolerated)."""
         self._get_reopen_at: float | None = None
         self._get_last_id = ""
+        self._gate: set[int] = set()  # exchanges the others wait for (OPENING_GATE)
+        self._gate_until = 0.0
+        self._held: list[HttpExchange] = []
 
     # -- what to send ---------------------------------------------------------------------
 
@@ -180,9 +195,15 @@ class StreamableHttp:
         every receive, as with ``data_to_send`` on stdio)."""
         out, self._ready = self._ready, []
         modern = self.session.era == "modern"
+        opening = False
         if self.get_stream == "closed" and self._get_reopen_at is None \
                 and self.session.era == "legacy" and self.session.state is State.READY:
-            out.append(self._open_get_stream())
+            get = self._open_get_stream()
+            out.append(get)
+            if not self._gate_until:  # the first opening only
+                opening = True
+                self._gate.add(get.id)
+                self._gate_until = self.session.latest_now + OPENING_GATE
         for obj, body in self.session.messages_to_send():
             method = obj.get("method")
             if modern and method == "notifications/cancelled":
@@ -193,7 +214,18 @@ class StreamableHttp:
                     ex.aborted = True
                     self._to_abort.append(ex.id)
                 continue
-            out.append(self._exchange(obj, body))
+            ex = self._exchange(obj, body)
+            if opening and method == "notifications/initialized":
+                self._gate.add(ex.id)
+                out.append(ex)
+            elif self._gate:
+                self._held.append(ex)  # after the GET stream and initialized (OPENING_GATE)
+            else:
+                out.append(ex)
+        if self._held and (not self._gate or self.session.latest_now >= self._gate_until):
+            self._gate.clear()
+            out += self._held
+            self._held = []
         return out
 
     def next_deadline(self) -> float | None:
@@ -206,6 +238,9 @@ class StreamableHttp:
         reopen = self._get_reopen_at
         if reopen is not None:
             deadline = reopen if deadline is None else min(deadline, reopen)
+        if self._held:
+            deadline = (self._gate_until if deadline is None
+                        else min(deadline, self._gate_until))
         return deadline
 
     def handle_timeout(self, now: float) -> None:
@@ -214,6 +249,8 @@ class StreamableHttp:
         self.session.handle_timeout(now)
         if self._get_reopen_at is not None and self._get_reopen_at <= now:
             self._get_reopen_at = None  # exchanges_to_start opens it again
+        if self._held and self._gate_until <= now:
+            self._gate.clear()  # exchanges_to_start releases the held ones
         due = [t for t in self._timers if t[0] <= now]
         self._timers = [t for t in self._timers if t[0] > now]
         for _at, rid, last_id, rpc_method, resumes in due:
@@ -362,6 +399,8 @@ class StreamableHttp:
                     self.session_id = sid
         if ex.content_type == "text/event-stream":
             ex.sse = SseParser(self.session.limits.max_message_size)
+        if ex.rpc_method == "GET stream":
+            self._gate.discard(ex.id)  # open (or refused): the others may go
 
     def _on_body(self, ex: HttpExchange, data: bytes, now: float) -> None:
         sse = ex.sse
@@ -388,6 +427,7 @@ class StreamableHttp:
         self.session.receive_message(obj, now=now)
 
     def _finish(self, ex: HttpExchange, now: float, closed: bool = False) -> None:
+        self._gate.discard(ex.id)
         if ex.rpc_method == "GET stream":
             self._get_stream_ended(ex, now)
             return
@@ -451,6 +491,7 @@ class StreamableHttp:
             self._get_reopen_at = now + min(delay, MAX_RETRY)
 
     def _fail(self, ex: HttpExchange, error: MCPError, now: float) -> None:
+        self._gate.discard(ex.id)
         if ex.rpc_method == "GET stream":
             ex.done = True
             self._exchanges.pop(ex.id, None)

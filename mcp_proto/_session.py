@@ -323,6 +323,12 @@ class ClientSession:
         self._fail(p, error)
         return True
 
+    @property
+    def latest_now(self) -> float:
+        """The latest time any call gave the session (for transports deciding within the
+        same step; the session itself never reads a clock)."""
+        return self._now
+
     def is_pending(self, request_id: int) -> bool:
         """Whether a request still awaits its answer (a transport decides whether to resume
         a dropped stream with it)."""

@@ -23,6 +23,7 @@ from mcp_proto import (
 )
 from mcp_proto._http import (
     MAX_RESUMES,
+    OPENING_GATE,
     HttpError,
     HttpExchange,
     HttpTarget,
@@ -408,7 +409,8 @@ def test_h07_get_stream_carries_server_requests_and_reopens_after_retry() -> Non
         "serverInfo": {"name": "s", "version": "1"}}), headers=[("Mcp-Session-Id", "s9")]),
         now=NOW)
     events(http)
-    get, _note = http.exchanges_to_start()
+    get, note = http.exchanges_to_start()
+    http.receive_data(note.id, Server(note).answer(202), now=NOW)
     gsrv = Server(get)
     assert gsrv.headers["mcp-session-id"] == "s9"
     assert gsrv.headers["accept"] == "application/json, text/event-stream"
@@ -425,3 +427,44 @@ def test_h07_get_stream_carries_server_requests_and_reopens_after_retry() -> Non
     [again] = http.exchanges_to_start()
     rsrv = Server(again)
     assert rsrv.method == "GET" and rsrv.headers["last-event-id"] == "g1"
+
+
+def test_opening_gate_holds_requests_until_the_get_stream_and_initialized_answer() -> None:
+    """A server may send an unrelated request only on an open GET stream, and may refuse
+    requests before initialized: the first requests wait for both (bounded)."""
+    http = StreamableHttp(ClientSession(INFO), URL)
+    http.session.start(now=NOW, era="legacy")
+    [ex] = http.exchanges_to_start()
+    srv = Server(ex)
+    http.receive_data(ex.id, srv.answer(200, result(srv.body["id"], {
+        "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+        "serverInfo": {"name": "s", "version": "1"}})), now=NOW)
+    events(http)
+    http.session.list_tools(now=NOW)
+    get, note = http.exchanges_to_start()  # the tools/list POST is held back
+    assert (get.method, note.rpc_method) == ("GET", "notifications/initialized")
+    http.receive_data(note.id, Server(note).answer(202), now=NOW)
+    assert http.exchanges_to_start() == []  # still waiting for the GET's answer
+    gsrv = Server(get)
+    head = gsrv.conn.send(h11.Response(status_code=200, headers=[
+        ("Content-Type", "text/event-stream"), ("Transfer-Encoding", "chunked")]))
+    http.receive_data(get.id, head, now=NOW)
+    [listing] = http.exchanges_to_start()
+    assert Server(listing).body["method"] == "tools/list"
+
+
+def test_opening_gate_is_bounded() -> None:
+    http = StreamableHttp(ClientSession(INFO), URL)
+    http.session.start(now=NOW, era="legacy")
+    [ex] = http.exchanges_to_start()
+    srv = Server(ex)
+    http.receive_data(ex.id, srv.answer(200, result(srv.body["id"], {
+        "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+        "serverInfo": {"name": "s", "version": "1"}})), now=NOW)
+    events(http)
+    http.session.list_tools(now=NOW)
+    assert len(http.exchanges_to_start()) == 2  # GET and initialized; nobody answers
+    assert http.next_deadline() == NOW + OPENING_GATE
+    http.handle_timeout(NOW + OPENING_GATE)
+    [listing] = http.exchanges_to_start()
+    assert Server(listing).body["method"] == "tools/list"

@@ -1,0 +1,273 @@
+"""The client that the official MCP conformance suite runs (see README.md next to this file).
+
+The harness runs ``<command> <server-url>``, with the scenario in ``MCP_CONFORMANCE_SCENARIO``.
+``MCP_CONFORMANCE_PROTOCOL_VERSION`` (0.2.x suites only) pins the protocol version, and
+``MCP_CONFORMANCE_CONTEXT`` holds scenario data as JSON (http-custom-headers).  Each scenario
+is one function below.  Everything on the wire (lifecycle, headers, ``_meta``, resumption,
+multi-round tool calls) is the library's job: this client only does what a host would do.
+Exit 0 when the scenario's work is done; otherwise one line on stderr and exit 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(REPO), str(REPO / "bindings")]
+
+from mcp_proto_io.threads import HttpClient, connect_http  # noqa: E402
+
+from mcp_proto import TextResourceContents  # noqa: E402
+
+TIMEOUT = 20.0  # seconds per request; the harness gives the whole client 30 s
+
+
+# -- host behaviour shared by scenarios --------------------------------------------------------
+
+
+def example_value(schema: dict[str, Any]) -> Any:
+    """A plausible argument for a JSON Schema property: its default, else one of its type."""
+    if "default" in schema:
+        return schema["default"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    return {"string": "x", "integer": 1, "number": 1.5, "boolean": True, "array": [],
+            "object": {}}.get(str(kind), "x")
+
+
+def example_arguments(input_schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments for every required property of a tool's input schema."""
+    props = input_schema.get("properties") or {}
+    required = input_schema.get("required") or []
+    return {name: example_value(props.get(name) or {}) for name in required}
+
+
+def accept_with_defaults(params: dict[str, Any]) -> dict[str, Any]:
+    """Elicitation handler: accept, filling each property from its ``default`` (SEP-1034);
+    a required property without one gets a value of its type."""
+    schema = params.get("requestedSchema") or {}
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    content = {name: example_value(prop) for name, prop in props.items()
+               if "default" in prop or name in required}
+    return {"action": "accept", "content": content}
+
+
+def sample(params: dict[str, Any]) -> dict[str, Any]:
+    """Sampling handler: a fixed assistant message."""
+    return {"role": "assistant", "content": {"type": "text", "text": "ok"},
+            "model": "conformance-client", "stopReason": "endTurn"}
+
+
+def context() -> dict[str, Any]:
+    raw = os.environ.get("MCP_CONFORMANCE_CONTEXT")
+    return json.loads(raw) if raw else {}
+
+
+def call_listed_tools(client: HttpClient) -> None:
+    """List the tools, then call each one with example arguments."""
+    for tool in client.list_tools():
+        client.call_tool(tool.name, example_arguments(tool.input_schema))
+
+
+class ScenarioFailed(Exception):
+    pass
+
+
+# -- the scenarios -----------------------------------------------------------------------------
+
+
+def initialize(client: HttpClient) -> None:
+    client.list_tools()
+
+
+def tools_call(client: HttpClient) -> None:
+    names = [t.name for t in client.list_tools()]
+    if "add_numbers" not in names:
+        raise ScenarioFailed(f"add_numbers not listed: {names}")
+    result = client.call_tool("add_numbers", {"a": 5, "b": 3})
+    if result.is_error:
+        raise ScenarioFailed(f"add_numbers failed: {result.text}")
+
+
+def elicitation_defaults(client: HttpClient) -> None:
+    client.list_tools()
+    result = client.call_tool("test_client_elicitation_defaults", {})
+    if result.is_error:
+        raise ScenarioFailed(f"test_client_elicitation_defaults failed: {result.text}")
+
+
+def sse_retry(client: HttpClient) -> None:
+    client.list_tools()
+    client.call_tool("test_reconnection", {})  # the library resumes the dropped stream
+
+
+def request_metadata(client: HttpClient) -> None:
+    call_listed_tools(client)
+
+
+def request_state(client: HttpClient) -> None:
+    names = {t.name for t in client.list_tools()}
+    for name in ("test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state",
+                 "test_mrtr_no_result_type"):
+        if name not in names:
+            raise ScenarioFailed(f"{name} not listed")
+        client.call_tool(name, {})  # input_required rounds go through accept_with_defaults
+
+
+def standard_headers(client: HttpClient) -> None:
+    call_listed_tools(client)
+    for resource in client.list_resources():
+        client.read_resource(resource.uri)
+    for prompt in client.list_prompts():
+        client.get_prompt(prompt.name, {})
+
+
+def custom_headers(client: HttpClient) -> None:
+    client.list_tools()  # learns the x-mcp-header annotations
+    for call in context().get("toolCalls", []):
+        client.call_tool(call["name"], call.get("arguments") or {})
+
+
+def invalid_tool_headers(client: HttpClient) -> None:
+    call_listed_tools(client)  # the library must have dropped the invalid tools
+
+
+def json_schema_ref_no_deref(client: HttpClient) -> None:
+    client.list_tools()
+
+
+def json_schema_preservation(client: HttpClient) -> None:
+    tools = {t.name: t for t in client.list_tools()}
+    focal = tools.get("json_schema_2020_12_tool")
+    if focal is None or "json_schema_echo" not in tools:
+        raise ScenarioFailed(f"expected tools not listed: {sorted(tools)}")
+    client.call_tool("json_schema_echo", {"schema": focal.input_schema})
+
+
+# Skills extension (SEP-2640).  The library has no skills API: the host's logic lives here.
+
+SKILLS = "io.modelcontextprotocol/skills"
+
+
+def list_skills(client: HttpClient) -> list[dict[str, Any]]:
+    extensions = client.capabilities.get("extensions") or {}
+    if SKILLS not in extensions:
+        raise ScenarioFailed(f"server does not declare the {SKILLS} extension")
+    return list(client.send_request("skills/list", {}).get("skills") or [])
+
+
+def frontmatter(text: str) -> dict[str, str]:
+    """The flat ``key: value`` YAML frontmatter of a SKILL.md (enough for these skills)."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        raise ScenarioFailed("SKILL.md has no frontmatter")
+    found: dict[str, str] = {}
+    for line in lines[1:]:
+        if line.strip() == "---":
+            return found
+        key, sep, value = line.partition(":")
+        if sep:
+            found[key.strip()] = value.strip().strip("\"'")
+    raise ScenarioFailed("SKILL.md frontmatter is not closed")
+
+
+def fetch_verified(client: HttpClient, entry: dict[str, Any]) -> str:
+    """Read a skill file and check it against its listed ``size`` and ``digest``."""
+    uri = entry["uri"]
+    contents = client.read_resource(uri).contents
+    text = next((c.text for c in contents if isinstance(c, TextResourceContents)), None)
+    if text is None:
+        raise ScenarioFailed(f"{uri}: no text content")
+    data = text.encode("utf-8")
+    if "size" in entry and len(data) != entry["size"]:
+        raise ScenarioFailed(f"{uri}: {len(data)} bytes, the entry says {entry['size']}")
+    digest = entry.get("digest")
+    if digest is not None:
+        algo, _, want = str(digest).partition(":")
+        if algo != "sha256" or hashlib.sha256(data).hexdigest() != want:
+            raise ScenarioFailed(f"{uri}: digest mismatch ({digest})")
+    return text
+
+
+def load_skill(client: HttpClient, skill: dict[str, Any]) -> None:
+    """Load a skill: its verified SKILL.md, whose frontmatter must match the entry, then the
+    rest of its files (verified too)."""
+    files = {r["uri"]: r for r in skill.get("resources") or []}
+    main = files.pop(skill["uri"], {"uri": skill["uri"]})
+    got = frontmatter(fetch_verified(client, main))
+    for key, want in (skill.get("frontmatter") or {}).items():
+        if got.get(key) != want:
+            raise ScenarioFailed(f"{skill['uri']}: frontmatter {key} is {got.get(key)!r}, "
+                                 f"the entry says {want!r}")
+    for entry in files.values():
+        fetch_verified(client, entry)
+
+
+def skills_no_prefetch(client: HttpClient) -> None:
+    list_skills(client)  # listing alone must not read any skill file
+
+
+def skills_verify(client: HttpClient) -> None:
+    for skill in list_skills(client):
+        try:
+            load_skill(client, skill)
+        except ScenarioFailed as exc:  # the tampered skill is refused: that is the point
+            print(f"skill refused: {exc}", file=sys.stderr)
+
+
+SCENARIOS: dict[str, Callable[[HttpClient], None]] = {
+    "initialize": initialize,
+    "tools_call": tools_call,
+    "elicitation-sep1034-client-defaults": elicitation_defaults,
+    "sse-retry": sse_retry,
+    "request-metadata": request_metadata,
+    "sep-2322-client-request-state": request_state,
+    "http-standard-headers": standard_headers,
+    "http-custom-headers": custom_headers,
+    "http-invalid-tool-headers": invalid_tool_headers,
+    "json-schema-ref-no-deref": json_schema_ref_no_deref,
+    "json-schema-2020-12-preservation": json_schema_preservation,
+    "sep-2640-client-no-prefetch": skills_no_prefetch,
+    "sep-2640-client-verify-digest": skills_verify,
+    "sep-2640-client-verify-size": skills_verify,
+    "sep-2640-client-verify-frontmatter": skills_verify,
+}
+
+
+def main(argv: list[str]) -> int:
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    run = SCENARIOS.get(scenario)
+    if run is None or len(argv) < 2:
+        print(f"usage: MCP_CONFORMANCE_SCENARIO=<{'|'.join(SCENARIOS)}> client.py URL "
+              f"(got scenario {scenario!r})", file=sys.stderr)
+        return 2
+    client = connect_http(
+        argv[-1],
+        timeout=TIMEOUT,
+        protocol_version=os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or None,
+        on_elicitation=accept_with_defaults,
+        on_sampling=sample,
+        roots=[],
+    )
+    try:
+        run(client)
+    except Exception as exc:
+        print(f"{scenario}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        client.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
