@@ -17,8 +17,12 @@ its answer and for the 202 of ``notifications/initialized``.  A dropped SSE stre
 by GET with ``Last-Event-ID`` after the server's ``retry`` delay (H-06), a bounded number of
 times.  A 404 on a session ends it (H-11).
 
-Not yet here (issue 4 goes on): the 2024-11-05 HTTP+SSE transport, and re-issuing a dropped
-stateless-era request that is not a tool call (X-22).
+When ``initialize`` is refused with 400/404/405 too, the server is a 2024-11-05 HTTP+SSE one
+(2.3, X-30): a GET stream announces, in an ``endpoint`` event, where to POST (same origin
+only), and every answer arrives on that stream.
+
+Not yet here (issue 4 goes on): re-issuing a dropped stateless-era request that is not a tool
+call (X-22).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import h11
 
@@ -140,6 +144,8 @@ class HttpExchange:
     done: bool = False
     aborted: bool = False
     resumes: int = 0
+    payload: bytes = field(default=b"", repr=False)
+    """The JSON body sent (kept to re-send ``initialize`` to a 2024-11-05 endpoint)."""
 
     @property
     def reusable(self) -> bool:
@@ -184,6 +190,11 @@ class StreamableHttp:
         ``open``, or ``refused`` (the server answered 405 or another error: tolerated)."""
         self._get_reopen_at: float | None = None
         self._get_last_id = ""
+        self.transport = "streamable"
+        """``streamable`` (2025-03-26 and later, and 2026-07-28), or ``sse`` once the server
+        proved to be a 2024-11-05 HTTP+SSE one (X-30)."""
+        self._endpoint: str | None = None  # HTTP+SSE: where to POST, once announced
+        self._pending_initialize: HttpExchange | None = None  # waiting for the endpoint
         self._gate: set[int] = set()  # exchanges the others wait for (OPENING_GATE)
         self._gate_until = 0.0
         self._held: list[HttpExchange] = []
@@ -197,6 +208,7 @@ class StreamableHttp:
         modern = self.session.era == "modern"
         opening = False
         if self.get_stream == "closed" and self._get_reopen_at is None \
+                and self.transport == "streamable" \
                 and self.session.era == "legacy" and self.session.state is State.READY:
             get = self._open_get_stream()
             out.append(get)
@@ -336,16 +348,20 @@ class StreamableHttp:
         return headers
 
     def _start(self, verb: str, rpc_method: str, request_id: int | None, body: bytes,
-               headers: list[tuple[str, str]]) -> HttpExchange:
+               headers: list[tuple[str, str]], target: str | None = None,
+               accept: str = _ACCEPT) -> HttpExchange:
         conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_SIZE)
-        head = [("Host", self.url.authority), ("Accept", _ACCEPT), *headers]
+        head = [("Host", self.url.authority), ("Accept", accept), *headers]
         if verb == "POST":
             head += [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
-        data = conn.send(h11.Request(method=verb, target=self.url.target, headers=head))
+            if target is None and self._endpoint is not None:
+                target = self._endpoint  # X-30: every message to the announced endpoint
+        data = conn.send(h11.Request(method=verb, target=target or self.url.target,
+                                     headers=head))
         if body:
             data += conn.send(h11.Data(data=body))
         data += conn.send(h11.EndOfMessage())
-        ex = HttpExchange(self._next, verb, rpc_method, request_id, data, conn)
+        ex = HttpExchange(self._next, verb, rpc_method, request_id, data, conn, payload=body)
         self._next += 1
         self._exchanges[ex.id] = ex
         return ex
@@ -418,6 +434,9 @@ class StreamableHttp:
             self._on_sse(event, now)
 
     def _on_sse(self, event: SseEvent, now: float) -> None:
+        if event.event == "endpoint" and self.transport == "sse":
+            self._on_endpoint(event.data, now)
+            return
         if event.event != "message" or not event.data:
             return  # priming events carry no message (H-06); other types are not MCP's
         try:
@@ -428,6 +447,14 @@ class StreamableHttp:
 
     def _finish(self, ex: HttpExchange, now: float, closed: bool = False) -> None:
         self._gate.discard(ex.id)
+        if ex.rpc_method == "SSE stream":  # HTTP+SSE: the stream is the connection
+            ex.done = True
+            self._exchanges.pop(ex.id, None)
+            error: MCPError = ConnectionClosed("the HTTP+SSE stream closed")
+            if ex.status is not None and ex.status >= 300:
+                error = HttpError(ex.status, bytes(ex.body), "HTTP+SSE stream")
+            self.session.connection_lost(error)
+            return
         if ex.rpc_method == "GET stream":
             self._get_stream_ended(ex, now)
             return
@@ -439,7 +466,7 @@ class StreamableHttp:
             self._fail(ex, ConnectionClosed(f"{ex.rpc_method}: the connection closed before "
                                             "an HTTP answer"), now)
             return
-        if ex.sse is None and ex.body:
+        if ex.sse is None and ex.body and not (self.transport == "sse" and ex.method == "POST"):
             try:
                 obj = json.loads(bytes(ex.body))
             except (ValueError, RecursionError):
@@ -458,8 +485,17 @@ class StreamableHttp:
                 f"{ex.rpc_method}: the server no longer knows session {self.session_id} "
                 "(HTTP 404); calls were not replayed, the next one starts a new session"))
             return
+        if (ex.rpc_method == "initialize" and status in (400, 404, 405)
+                and self.transport == "streamable" and ex.sse is None
+                and not _is_jsonrpc_error(_json_or_none(ex.body))):
+            # 2.3: Streamable HTTP refused too: a 2024-11-05 HTTP+SSE server (X-30).
+            self._exchanges.pop(ex.id, None)
+            self._start_sse_transport(ex)
+            return
         if status >= 400:
             self._fail(ex, HttpError(status, bytes(ex.body), ex.rpc_method), now)
+        elif self.transport == "sse" and ex.method == "POST":
+            pass  # HTTP+SSE: the answer comes on the GET stream, not on the POST
         elif ex.request_id is not None and self.session.is_pending(ex.request_id):
             # The stream ended without the response.
             sse = ex.sse
@@ -475,6 +511,39 @@ class StreamableHttp:
                 f"{ex.rpc_method}: the answer ended without a response"
                 + (" (connection closed)" if closed else "")), now)
         self._exchanges.pop(ex.id, None)
+
+    def _start_sse_transport(self, initialize: HttpExchange) -> None:
+        self.transport = "sse"
+        self._pending_initialize = initialize
+        ex = self._start("GET", "SSE stream", None, b"", list(self._extra),
+                         accept="text/event-stream")
+        self._ready.append(ex)
+
+    def _on_endpoint(self, data: str, now: float) -> None:
+        """X-30: the ``endpoint`` event names where to POST; same origin only."""
+        if self._endpoint is not None:
+            return
+        resolved = urljoin(f"{self.url.scheme}://{self.url.authority}{self.url.target}",
+                           data.strip())
+        try:
+            target = HttpTarget.parse(resolved)
+        except LocalProtocolError as exc:
+            target = None
+            reason = str(exc)
+        if target is None or target.origin != self.url.origin:
+            self.session.connection_lost(RemoteProtocolError(
+                f"the HTTP+SSE endpoint {data.strip()!r} is not on the server's origin"
+                + ("" if target is not None else f" ({reason})")))
+            return
+        self._endpoint = target.target
+        init = self._pending_initialize
+        self._pending_initialize = None
+        if init is not None and self.session.is_pending(init.request_id or -1):
+            ex = self._start("POST", "initialize", init.request_id, init.payload,
+                             list(self._extra))
+            if ex.request_id is not None:
+                self._by_request[ex.request_id] = ex
+            self._ready.append(ex)
 
     def _get_stream_ended(self, ex: HttpExchange, now: float) -> None:
         ex.done = True
@@ -492,6 +561,11 @@ class StreamableHttp:
 
     def _fail(self, ex: HttpExchange, error: MCPError, now: float) -> None:
         self._gate.discard(ex.id)
+        if ex.rpc_method == "SSE stream":
+            ex.done = True
+            self._exchanges.pop(ex.id, None)
+            self.session.connection_lost(error)
+            return
         if ex.rpc_method == "GET stream":
             ex.done = True
             self._exchanges.pop(ex.id, None)
@@ -503,6 +577,13 @@ class StreamableHttp:
         if ex.request_id is not None:
             self._by_request.pop(ex.request_id, None)
             self.session.fail_request(ex.request_id, error, now=now)
+
+
+def _json_or_none(body: bytearray) -> object:
+    try:
+        return json.loads(bytes(body)) if body else None
+    except (ValueError, RecursionError):
+        return None
 
 
 def _is_jsonrpc_error(obj: object) -> bool:

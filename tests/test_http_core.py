@@ -468,3 +468,51 @@ def test_opening_gate_is_bounded() -> None:
     http.handle_timeout(NOW + OPENING_GATE)
     [listing] = http.exchanges_to_start()
     assert Server(listing).body["method"] == "tools/list"
+
+
+def _sse_ladder(endpoint: str) -> tuple[StreamableHttp, HttpExchange, Server]:
+    """Probe and Streamable initialize both refused (405): the GET of HTTP+SSE (2.3, X-30)."""
+    http = StreamableHttp(ClientSession(INFO), URL)
+    http.session.start(now=NOW)
+    [probe] = http.exchanges_to_start()
+    http.receive_data(probe.id, Server(probe).answer(405, b""), now=NOW)
+    [init] = http.exchanges_to_start()
+    isrv = Server(init)
+    assert isrv.body["method"] == "initialize"
+    http.receive_data(init.id, isrv.answer(405, b"Method Not Allowed", "text/plain"), now=NOW)
+    [get] = http.exchanges_to_start()
+    gsrv = Server(get)
+    assert gsrv.method == "GET" and gsrv.headers["accept"] == "text/event-stream"
+    assert http.transport == "sse" and events(http) == []
+    head = gsrv.conn.send(h11.Response(status_code=200, headers=[
+        ("Content-Type", "text/event-stream"), ("Transfer-Encoding", "chunked")]))
+    head += gsrv.conn.send(h11.Data(data=f"event: endpoint\ndata: {endpoint}\n\n".encode()))
+    http.receive_data(get.id, head, now=NOW)
+    return http, get, gsrv
+
+
+def test_x30_http_sse_posts_to_the_endpoint_and_reads_answers_on_the_stream() -> None:
+    http, get, gsrv = _sse_ladder("/messages?session_id=abc")
+    [init] = http.exchanges_to_start()
+    isrv = Server(init)
+    assert isrv.method == "POST" and isrv.body["method"] == "initialize"
+    assert init.data.split(b" ")[1] == b"/messages?session_id=abc"  # relative to the SSE URL
+    http.receive_data(init.id, isrv.answer(202, b"Accepted", "text/plain"), now=NOW)
+    assert events(http) == []  # the answer comes on the stream
+    answer = result(isrv.body["id"], {"protocolVersion": "2024-11-05", "capabilities": {},
+                                      "serverInfo": {"name": "old", "version": "1"}})
+    http.receive_data(get.id, gsrv.conn.send(h11.Data(
+        data=b"event: message\ndata: " + answer + b"\n\n")), now=NOW)
+    [ready] = events(http)
+    assert isinstance(ready, Ready) and ready.protocol_version == "2024-11-05"
+    [note] = http.exchanges_to_start()
+    assert Server(note).body["method"] == "notifications/initialized"
+    assert note.data.split(b" ")[1] == b"/messages?session_id=abc"
+
+
+def test_x30_endpoint_on_another_origin_is_refused() -> None:
+    http, _get, _gsrv = _sse_ladder("http://evil.example/steal")
+    failed, closed = events(http)
+    assert isinstance(failed, Failed) and isinstance(closed, Closed)
+    assert "origin" in str(closed.error)
+    assert http.exchanges_to_start() == []

@@ -174,3 +174,22 @@ def test_cli_accepts_a_url(sdk_url: str) -> None:
                            '{"text": "via http"}', "--url", sdk_url],
                           capture_output=True, text=True, env=env, timeout=T, check=False)
     assert (call.returncode, call.stdout.strip()) == (0, "via http"), call.stderr
+
+
+@pytest.fixture
+def sdk_sse_url(sdk_server_command: list[str]) -> Iterator[str]:
+    port = free_port()
+    with serving([*sdk_server_command, "--sse", str(port)], port) as url:
+        yield url.replace("/mcp", "/sse")
+
+
+def test_sdk_server_over_the_2024_http_sse_transport(sdk_sse_url: str) -> None:
+    """2.3's last rung: the modern POST and the Streamable initialize are refused, so the
+    client opens the SSE stream, POSTs to the announced endpoint and reads answers there."""
+    with connect_http(sdk_sse_url, timeout=T, on_elicitation=lambda p: {
+            "action": "accept", "content": {"name": "Ada"}}) as client:
+        assert client.era == "legacy"
+        conn = client._conn
+        assert conn is not None and conn.http.transport == "sse"
+        assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+        assert client.call_tool("ask_name", {}).text == "hello Ada"

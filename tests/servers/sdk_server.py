@@ -308,5 +308,8 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         # Streamable HTTP on 127.0.0.1:<port>/mcp, both eras, as the SDK serves them.
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--sse":
+        # The 2024-11-05 HTTP+SSE transport on 127.0.0.1:<port>/sse (deprecated, still served).
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         anyio.run(main)
