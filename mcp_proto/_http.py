@@ -21,8 +21,8 @@ When ``initialize`` is refused with 400/404/405 too, the server is a 2024-11-05 
 (2.3, X-30): a GET stream announces, in an ``endpoint`` event, where to POST (same origin
 only), and every answer arrives on that stream.
 
-Not yet here (issue 4 goes on): re-issuing a dropped stateless-era request that is not a tool
-call (X-22).
+In the stateless era a dropped stream cannot be resumed: the request is sent again, once,
+with a new id, unless it is a tool call (X-22: it may have run; it fails instead).
 """
 
 from __future__ import annotations
@@ -505,6 +505,11 @@ class StreamableHttp:
                 self._timers.append((now + min(delay, MAX_RETRY), ex.request_id,
                                      sse.last_event_id, ex.rpc_method, ex.resumes + 1))
                 ex.aborted = ex.aborted or closed
+                self._exchanges.pop(ex.id, None)
+                return
+            if self.session.era == "modern" and self.session.reissue(ex.request_id, now=now):
+                # X-22: no resumption in 2026-07-28: the request is sent again, new id
+                # (never a tool call: it may have run).
                 self._exchanges.pop(ex.id, None)
                 return
             self._fail(ex, ConnectionClosed(

@@ -329,6 +329,26 @@ class ClientSession:
         same step; the session itself never reads a clock)."""
         return self._now
 
+    def reissue(self, request_id: int, *, now: float) -> bool:
+        """X-22: the transport lost a request's answer for good (a 2026-07-28 stream dropped;
+        it cannot be resumed): send it again, once, with a new id, under the same handle.
+        Refused (False) for ``tools/call``, which may have had effects (never replayed), for a
+        request already re-sent, and for one no longer pending."""
+        p = self._pending.get(request_id)
+        if p is None or p.retried or p.method == "tools/call" or p.role is not None:
+            return False
+        del self._pending[request_id]
+        self._now = now
+        again = self._send_request(self._take_id(), p.handle, p.method, p.params, now,
+                                   p.total_timeout, p.parse, p.progress, p.walk,
+                                   total_deadline=p.total_deadline,
+                                   idle_timeout=p.idle_timeout)
+        again.retried = True
+        again.rounds = p.rounds
+        again.base_params = p.base_params
+        again.last_progress = p.last_progress
+        return True
+
     def is_pending(self, request_id: int) -> bool:
         """Whether a request still awaits its answer (a transport decides whether to resume
         a dropped stream with it)."""

@@ -516,3 +516,49 @@ def test_x30_endpoint_on_another_origin_is_refused() -> None:
     assert isinstance(failed, Failed) and isinstance(closed, Closed)
     assert "origin" in str(closed.error)
     assert http.exchanges_to_start() == []
+
+
+def _modern_ready() -> StreamableHttp:
+    http = StreamableHttp(ClientSession(INFO), URL)
+    http.session.start(now=NOW, era="modern")
+    [probe] = http.exchanges_to_start()
+    srv = Server(probe)
+    http.receive_data(probe.id, srv.answer(200, result(srv.body["id"], {
+        "resultType": "complete", "supportedVersions": ["2026-07-28"],
+        "capabilities": {"tools": {}, "resources": {}}})), now=NOW)
+    events(http)
+    return http
+
+
+def _drop(http: StreamableHttp, ex: HttpExchange) -> None:
+    srv = Server(ex)
+    head = srv.conn.send(h11.Response(status_code=200, headers=[
+        ("Content-Type", "text/event-stream"), ("Transfer-Encoding", "chunked")]))
+    http.receive_data(ex.id, head, now=NOW)
+    http.connection_lost(ex.id, now=NOW)
+
+
+def test_x22_dropped_modern_stream_reissues_a_read_once_with_a_new_id() -> None:
+    http = _modern_ready()
+    handle = http.session.read_resource("demo://a", now=NOW)
+    [first] = http.exchanges_to_start()
+    first_id = Server(first).body["id"]
+    _drop(http, first)
+    [again] = http.exchanges_to_start()
+    body = Server(again).body
+    assert body["method"] == "resources/read" and body["id"] != first_id
+    assert body["params"]["uri"] == "demo://a"
+    _drop(http, again)  # a second drop: no endless re-issuing
+    [failed] = events(http)
+    assert isinstance(failed, Failed) and failed.handle == handle
+
+
+def test_x22_a_dropped_tool_call_is_never_reissued() -> None:
+    http = _modern_ready()
+    handle = http.session.call_tool("deploy", now=NOW)
+    [ex] = http.exchanges_to_start()
+    _drop(http, ex)
+    assert http.exchanges_to_start() == []
+    [failed] = events(http)
+    assert isinstance(failed, Failed) and failed.handle == handle
+    assert isinstance(failed.error, ConnectionClosed)
