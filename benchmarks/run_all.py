@@ -1,6 +1,6 @@
 """Run every benchmark (ours vs the official SDK) and print one summary.
 
-    python benchmarks/run_all.py            # full run (a few minutes)
+    python benchmarks/run_all.py            # full run (a few minutes; stdio, then HTTP)
     python benchmarks/run_all.py --quick    # CI smoke run (well under a minute)
 
 ``--strict`` exits 1 when a target is missed (or cannot be judged because our library is not
@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C
 import bench_core
+import bench_http
 import bench_stdio
 
 
@@ -26,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="short smoke run")
     ap.add_argument("--server", help="server script (default benchmarks/servers/fast_server.py)")
-    ap.add_argument("--pin", metavar="CPUS", help="pin stdio clients+server to CPUs, e.g. 0")
+    ap.add_argument("--pin", metavar="CPUS", help="pin clients+servers to CPUs, e.g. 0")
     ap.add_argument("--strict", action="store_true", help="exit 1 if any target is not met")
     ap.add_argument("--json", metavar="PATH", help="also write all results as JSON")
     args = ap.parse_args(argv)
@@ -40,8 +41,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     stdio = bench_stdio.collect(quick=args.quick, server=args.server, pin=args.pin)
     bench_stdio.print_report(stdio)
+    http = bench_http.collect(quick=args.quick, pin=args.pin)
+    bench_http.print_report(http)
 
-    targets = [r for r in bench_stdio.rows(stdio) if r.target and not r.target.startswith("(")]
+    targets = [r for r in bench_stdio.rows(stdio) if r.target and not r.target.startswith("(")] + [
+        C.Row(**{**r.__dict__, "name": "http: " + r.name.strip()})
+        for r in bench_http.rows(http)
+        if r.target and not r.target.startswith("(")
+    ]
     C.print_table("summary: targets", targets)
     passed = sum(r.ok is True for r in targets)
     failed = sum(r.ok is False for r in targets)
@@ -52,7 +59,9 @@ def main(argv: list[str] | None = None) -> int:
         f"({mode} run, {time.perf_counter() - t0:.1f} s, python {sys.version.split()[0]})"
     )
     if args.json:
-        Path(args.json).write_text(json.dumps({"core": core, "stdio": stdio}, indent=2))
+        Path(args.json).write_text(
+            json.dumps({"core": core, "stdio": stdio, "http": http}, indent=2)
+        )
     return 1 if args.strict and (failed or unknown) else 0
 
 

@@ -860,8 +860,9 @@ def connect_stdio(command: str | Sequence[str], *, env: Mapping[str, str] | None
 #: HTTP/1.1 has no pipelining here).  Beyond it, exchanges wait for a worker.
 MAX_HTTP_EXCHANGES = 64
 
-#: Idle keep-alive connections kept per client for reuse.
-MAX_IDLE_CONNECTIONS = 16
+#: Idle keep-alive connections kept per client for reuse: as many as exchanges may run at
+#: once, so 64 calls in flight do not open and close connections every round.
+MAX_IDLE_CONNECTIONS = MAX_HTTP_EXCHANGES
 
 #: Seconds to open a TCP (and TLS) connection.
 CONNECT_TIMEOUT = 10.0
@@ -934,6 +935,7 @@ class _HttpConnection(_Pump):
         self.aborts: list[int] = []  # under self.lock
         self.sockets: dict[int, socket.socket] = {}  # running exchanges, under self.lock
         self.pool = _Pool(self.http.url, client._ssl_context)
+        self._local = threading.local()
         self.workers = ThreadPoolExecutor(MAX_HTTP_EXCHANGES, thread_name_prefix="mcp-proto-http")
         self._closing = False
         self.service = threading.Thread(target=self._service, name="mcp-proto-service",
@@ -944,6 +946,16 @@ class _HttpConnection(_Pump):
         self.outgoing += self.http.exchanges_to_start()
         self.aborts += self.http.exchanges_to_abort()
 
+    def start(self, op: Callable[[float], RequestHandle],
+              on_progress: ProgressCallback | None = None) -> _Waiter:
+        # The caller runs its own exchange (it would only wait for a worker to do it): no
+        # thread hand-off on the way out nor on the way back.
+        self._local.caller = True
+        try:
+            return super().start(op, on_progress)
+        finally:
+            self._local.caller = False
+
     def _flush(self) -> None:
         with self.lock:
             outgoing, self.outgoing = self.outgoing, []
@@ -953,11 +965,20 @@ class _HttpConnection(_Pump):
             if sock is not None:
                 with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
+        inline = None
+        if getattr(self._local, "caller", False):
+            mine = [ex for ex in outgoing if ex.method == "POST" and ex.request_id is not None]
+            if len(mine) == 1:
+                inline = mine[0]
+                outgoing.remove(inline)
         for ex in outgoing:
             try:
                 self.workers.submit(self._run, ex)
             except RuntimeError:  # closing: the session already failed the request
                 pass
+        if inline is not None:
+            self._local.caller = False  # callbacks it runs start their exchanges on workers
+            self._run(inline)
 
     def _run(self, ex: HttpExchange) -> None:
         try:
@@ -969,10 +990,13 @@ class _HttpConnection(_Pump):
         with self.lock:
             self.sockets[ex.id] = sock
         data = b""
+        size = READ_SIZE
         try:
             sock.sendall(ex.data)
             while not ex.done:
-                data = sock.recv(READ_SIZE)
+                data = sock.recv(size)
+                # A large answer streaming in: read in bigger pieces (as on stdio).
+                size = BIG_READ_SIZE if len(data) >= READ_SIZE else READ_SIZE
                 with self.lock:
                     self.http.receive_data(ex.id, data, now=time.monotonic())
                     self._queue_output_locked()
