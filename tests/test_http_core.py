@@ -562,3 +562,19 @@ def test_x22_a_dropped_tool_call_is_never_reissued() -> None:
     [failed] = events(http)
     assert isinstance(failed, Failed) and failed.handle == handle
     assert isinstance(failed.error, ConnectionClosed)
+
+
+def test_x24_modern_404_with_32601_is_an_unknown_method_not_a_legacy_server() -> None:
+    """X-24: in 2026-07-28 an unknown method is HTTP 404 + -32601: an ordinary error for that
+    request; the session stays modern and usable."""
+    http = _modern_ready()
+    handle = http.session.send_request("x/unknown", {}, now=NOW)
+    [ex] = http.exchanges_to_start()
+    srv = Server(ex)
+    body = json.dumps({"jsonrpc": "2.0", "id": srv.body["id"],
+                       "error": {"code": -32601, "message": "Method not found"}}).encode()
+    http.receive_data(ex.id, srv.answer(404, body), now=NOW)
+    [failed] = events(http)
+    assert isinstance(failed, Failed) and failed.handle == handle
+    assert getattr(failed.error, "code", None) == -32601
+    assert http.session.era == "modern" and http.session.state.value == "ready"
