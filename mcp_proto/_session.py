@@ -339,6 +339,12 @@ class ClientSession:
             return False
         del self._pending[request_id]
         self._now = now
+        self._resend(p, now)
+        return True
+
+    def _resend(self, p: _Pending, now: float) -> _Pending:
+        """Send ``p`` again as it was sent, with a new id, under the same handle and total
+        deadline; the copy counts as the one retry it may get."""
         again = self._send_request(self._take_id(), p.handle, p.method, p.params, now,
                                    p.total_timeout, p.parse, p.progress, p.walk,
                                    total_deadline=p.total_deadline,
@@ -347,7 +353,7 @@ class ClientSession:
         again.rounds = p.rounds
         again.base_params = p.base_params
         again.last_progress = p.last_progress
-        return True
+        return again
 
     def is_pending(self, request_id: int) -> bool:
         """Whether a request still awaits its answer (a transport decides whether to resume
@@ -1348,14 +1354,7 @@ class ClientSession:
             return False
         self.protocol_version = mutual[0]
         self._meta = self._modern_meta(mutual[0])
-        retry = self._send_request(self._take_id(), p.handle, p.method, p.params, self._now,
-                                   p.total_timeout, p.parse, p.progress, p.walk,
-                                   total_deadline=p.total_deadline,
-                                   idle_timeout=p.idle_timeout)
-        retry.retried = True
-        retry.rounds = p.rounds
-        retry.base_params = p.base_params
-        retry.last_progress = p.last_progress
+        self._resend(p, self._now)
         return True
 
     def _on_notification(self, message: Notification, now: float | None) -> None:

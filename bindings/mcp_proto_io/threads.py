@@ -161,6 +161,17 @@ class _Pump:
         """End the connection and its threads; pending calls fail.  Idempotent."""
         raise NotImplementedError
 
+    def _service(self) -> None:
+        """The service thread: fires deadlines (and whatever the subclass's loop does)."""
+        try:
+            self._service_loop()
+        except BaseException as exc:
+            self._crashed(exc)
+            raise
+
+    def _service_loop(self) -> None:
+        raise NotImplementedError
+
     def _on_callback_thread(self) -> bool:
         """Whether this thread runs callbacks that only it can complete (a call from it would
         wait for itself)."""
@@ -442,13 +453,6 @@ class _Connection(_Pump):
         self._stop_tree()
 
     # -- service thread ---------------------------------------------------------------------
-
-    def _service(self) -> None:
-        try:
-            self._service_loop()
-        except BaseException as exc:
-            self._crashed(exc)
-            raise
 
     def _service_loop(self) -> None:
         session = self.session
@@ -1029,13 +1033,6 @@ class _HttpConnection(_Pump):
             events = self._drain_locked()
         self._dispatch(events)
         self._flush()
-
-    def _service(self) -> None:
-        try:
-            self._service_loop()
-        except BaseException as exc:
-            self._crashed(exc)
-            raise
 
     def _service_loop(self) -> None:
         http = self.http
