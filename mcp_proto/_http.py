@@ -218,14 +218,17 @@ class StreamableHttp:
                 self._gate_until = self.session.latest_now + OPENING_GATE
         for obj, body in self.session.messages_to_send():
             method = obj.get("method")
-            if modern and method == "notifications/cancelled":
-                # C-04: on Streamable HTTP the stream is the request: closing it cancels.
+            if method == "notifications/cancelled":
+                # The request is over on our side: close its stream, so nothing waits on it.
+                # 2026 (C-04): that *is* the cancellation, nothing is posted.  Handshake era
+                # (C-05): a disconnect is not a cancel, so the notification is posted too.
                 rid = obj.get("params", {}).get("requestId")
                 ex = self._by_request.pop(rid, None) if type(rid) is int else None
                 if ex is not None and not ex.done:
                     ex.aborted = True
                     self._to_abort.append(ex.id)
-                continue
+                if modern:
+                    continue
             ex = self._exchange(obj, body)
             if opening and method == "notifications/initialized":
                 self._gate.add(ex.id)

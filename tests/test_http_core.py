@@ -578,3 +578,18 @@ def test_x24_modern_404_with_32601_is_an_unknown_method_not_a_legacy_server() ->
     assert isinstance(failed, Failed) and failed.handle == handle
     assert getattr(failed.error, "code", None) == -32601
     assert http.session.era == "modern" and http.session.state.value == "ready"
+
+
+def test_c05_legacy_cancel_posts_the_notification_and_closes_the_stream() -> None:
+    """A timed-out or cancelled handshake-era request: notifications/cancelled is POSTed
+    (a disconnect is not a cancel, C-05) and its own stream is closed too, so no thread
+    stays blocked reading an answer nobody waits for."""
+    http = legacy_http()
+    handle = http.session.call_tool("slow", now=NOW)
+    [ex] = http.exchanges_to_start()
+    assert http.session.cancel(handle, "user") is True
+    [note] = http.exchanges_to_start()
+    body = Server(note).body
+    assert body["method"] == "notifications/cancelled"
+    assert body["params"]["requestId"] == Server(ex).body["id"]
+    assert http.exchanges_to_abort() == [ex.id]

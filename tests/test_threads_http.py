@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import json
 import os
 import socket
 import subprocess
@@ -13,10 +14,10 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
-from conftest import run_threads
+from conftest import run_threads, wait_until
 from mcp_proto_io.threads import connect_http
 
 from mcp_proto import (
@@ -24,6 +25,7 @@ from mcp_proto import (
     LocalProtocolError,
     Progress,
     RemoteProtocolError,
+    RequestTimeout,
 )
 
 pytestmark = pytest.mark.usefixtures("no_leaks")
@@ -193,3 +195,63 @@ def test_sdk_server_over_the_2024_http_sse_transport(sdk_sse_url: str) -> None:
         assert conn is not None and conn.http.transport == "sse"
         assert client.call_tool("echo", {"text": "hi"}).text == "hi"
         assert client.call_tool("ask_name", {}).text == "hello Ada"
+
+
+class _Stalls(http.server.BaseHTTPRequestHandler):
+    """A handshake-era server that never answers tools/call (it holds the stream open)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def _send(self, status: int, body: bytes = b"") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self._send(405)
+
+    def do_DELETE(self) -> None:
+        self._send(200)
+
+    def do_POST(self) -> None:
+        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).seen.append(message.get("method"))
+        if "id" not in message:
+            self._send(202)
+        elif message["method"] == "initialize":
+            self._send(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
+                "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "stalls", "version": "1"}}}).encode())
+        elif message["method"] == "tools/call":
+            time.sleep(5)  # bounded: the client must have given up long before
+        else:
+            self._send(400)
+
+    seen: ClassVar[list[Any]] = []
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_l09_a_timed_out_http_call_returns_and_posts_the_cancellation() -> None:
+    """C-05 + L-09: the call returns at its deadline (its stream is closed, the caller is
+    not left reading it) and the server gets notifications/cancelled by POST."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Stalls)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name="test-http", daemon=True)
+    thread.start()
+    _Stalls.seen = []
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
+        with connect_http(url, timeout=5, protocol_version="2025-11-25") as client:
+            t0 = time.monotonic()
+            with pytest.raises(RequestTimeout):
+                client.call_tool("slow", timeout=0.5)
+            assert time.monotonic() - t0 < 3.0
+            assert wait_until(lambda: "notifications/cancelled" in _Stalls.seen, 3.0)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
