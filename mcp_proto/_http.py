@@ -106,7 +106,11 @@ class HttpTarget:
     def parse(cls, url: str) -> HttpTarget:
         """Raises :class:`LocalProtocolError` for a URL that is not http(s) or that carries
         credentials (they would be logged and sent in the clear; use ``headers=``)."""
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - validates the port and IPv6 brackets now
+        except ValueError as exc:
+            raise LocalProtocolError(f"bad URL {url!r}: {exc}") from None
         if parts.scheme not in ("http", "https"):
             raise LocalProtocolError(f"an MCP URL must be http:// or https://, got {url!r}")
         if parts.username is not None or parts.password is not None:
@@ -241,7 +245,24 @@ class StreamableHttp:
             self._gate.clear()
             out += self._held
             self._held = []
+        self._reap()
         return out
+
+    def _reap(self) -> None:
+        """Close the streams nothing waits on any more: a request that ended (answered while
+        the server keeps the stream open, given up after the probe, timed out) and, once the
+        session is closed, every stream.  A thread reading one must not read forever."""
+        closed = self.session.state is State.CLOSED
+        for ex in list(self._exchanges.values()):
+            if ex.done:
+                continue
+            rid = ex.request_id
+            if closed or (rid is not None and not self.session.is_pending(rid)
+                          and self._by_request.get(rid) is ex):
+                if rid is not None and self._by_request.get(rid) is ex:
+                    del self._by_request[rid]
+                ex.aborted = True
+                self._to_abort.append(ex.id)
 
     def next_deadline(self) -> float | None:
         """When :meth:`handle_timeout` must next be called: the session's deadlines and the
@@ -444,8 +465,8 @@ class StreamableHttp:
             return  # priming events carry no message (H-06); other types are not MCP's
         try:
             obj = json.loads(event.data)
-        except ValueError:
-            obj = event.data
+        except (ValueError, RecursionError):
+            obj = event.data  # reported by the session as a bad message
         self.session.receive_message(obj, now=now)
 
     def _finish(self, ex: HttpExchange, now: float, closed: bool = False) -> None:
@@ -531,11 +552,14 @@ class StreamableHttp:
         """X-30: the ``endpoint`` event names where to POST; same origin only."""
         if self._endpoint is not None:
             return
-        resolved = urljoin(f"{self.url.scheme}://{self.url.authority}{self.url.target}",
-                           data.strip())
+        try:
+            resolved = urljoin(f"{self.url.scheme}://{self.url.authority}{self.url.target}",
+                               data.strip())
+        except ValueError:
+            resolved = data.strip()  # refused just below
         try:
             target = HttpTarget.parse(resolved)
-        except LocalProtocolError as exc:
+        except (LocalProtocolError, ValueError) as exc:
             target = None
             reason = str(exc)
         if target is None or target.origin != self.url.origin:
@@ -608,6 +632,6 @@ def _mcp_name(method: str, params: dict[str, Any]) -> str | None:
         value = params.get("taskId")
     else:
         return None
-    if not isinstance(value, str) or not value.isascii() or not value.isprintable():
+    if not isinstance(value, str):
         return None
-    return value
+    return header_value(value)  # X-21: the same safe form as Mcp-Param-*

@@ -593,3 +593,50 @@ def test_c05_legacy_cancel_posts_the_notification_and_closes_the_stream() -> Non
     assert body["method"] == "notifications/cancelled"
     assert body["params"]["requestId"] == Server(ex).body["id"]
     assert http.exchanges_to_abort() == [ex.id]
+
+
+def test_a_stream_kept_open_after_its_answer_is_closed_by_the_client() -> None:
+    """H-05 says the server SHOULD end the stream after the response; if it does not, the
+    client closes it (nothing waits on it any more)."""
+    http = legacy_http()
+    http.session.call_tool("echo", {"text": "x"}, now=NOW)
+    [ex] = http.exchanges_to_start()
+    srv = Server(ex)
+    head = srv.conn.send(h11.Response(status_code=200, headers=[
+        ("Content-Type", "text/event-stream"), ("Transfer-Encoding", "chunked")]))
+    head += srv.conn.send(h11.Data(
+        data=b"data: " + result(srv.body["id"], {"content": []}) + b"\n\n: ping\n\n"))
+    http.receive_data(ex.id, head, now=NOW)  # answered, the stream stays open
+    assert [type(e).__name__ for e in events(http)] == ["Completed"]
+    assert http.exchanges_to_start() == []
+    assert http.exchanges_to_abort() == [ex.id]
+
+
+def test_the_losing_probe_stream_is_closed_when_the_handshake_wins() -> None:
+    http = StreamableHttp(ClientSession(INFO), URL)
+    http.session.start(now=NOW)
+    [probe] = http.exchanges_to_start()  # never answered
+    http.handle_timeout(NOW + 0.5)  # the fallback: initialize too
+    [init] = http.exchanges_to_start()
+    srv = Server(init)
+    http.receive_data(init.id, srv.answer(200, result(srv.body["id"], {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "serverInfo": {"name": "s", "version": "1"}})), now=NOW + 0.6)
+    http.exchanges_to_start()
+    assert probe.id in http.exchanges_to_abort()
+
+
+def test_x21_mcp_name_uses_the_safe_header_form() -> None:
+    http = _modern_ready()
+    http.session.read_resource("file:///naïve ", now=NOW)
+    [ex] = http.exchanges_to_start()
+    assert Server(ex).headers["mcp-name"] == "=?base64?ZmlsZTovLy9uYcOvdmUg?="
+
+
+def test_a_closed_session_closes_every_stream() -> None:
+    http = legacy_http()
+    http.session.call_tool("slow", now=NOW)
+    [ex] = http.exchanges_to_start()
+    http.session.close()
+    http.exchanges_to_start()
+    assert ex.id in http.exchanges_to_abort()

@@ -172,6 +172,9 @@ class _Pump:
     def _service_loop(self) -> None:
         raise NotImplementedError
 
+    def _started(self, handle: RequestHandle) -> None:
+        """Called under the lock with the handle of each call this thread starts."""
+
     def _on_callback_thread(self) -> bool:
         """Whether this thread runs callbacks that only it can complete (a call from it would
         wait for itself)."""
@@ -195,6 +198,7 @@ class _Pump:
             if self.closed:
                 raise self.exit_error or ConnectionClosed("the connection is closed")
             handle = op(time.monotonic())
+            self._started(handle)
             self.waiters[handle] = waiter
             self._queue_output_locked()
             deadline = self.session.next_deadline()
@@ -954,11 +958,14 @@ class _HttpConnection(_Pump):
               on_progress: ProgressCallback | None = None) -> _Waiter:
         # The caller runs its own exchange (it would only wait for a worker to do it): no
         # thread hand-off on the way out nor on the way back.
-        self._local.caller = True
+        self._local.mine = None
         try:
             return super().start(op, on_progress)
         finally:
-            self._local.caller = False
+            self._local.mine = None
+
+    def _started(self, handle: RequestHandle) -> None:
+        self._local.mine = handle.id
 
     def _flush(self) -> None:
         with self.lock:
@@ -970,19 +977,25 @@ class _HttpConnection(_Pump):
                 with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
         inline = None
-        if getattr(self._local, "caller", False):
-            mine = [ex for ex in outgoing if ex.method == "POST" and ex.request_id is not None]
-            if len(mine) == 1:
-                inline = mine[0]
-                outgoing.remove(inline)
+        mine = getattr(self._local, "mine", None)
+        if mine is not None:  # only the exchange of the call this thread started
+            for ex in outgoing:
+                if ex.method == "POST" and ex.request_id == mine:
+                    inline = ex
+                    outgoing.remove(ex)
+                    break
         for ex in outgoing:
             try:
-                self.workers.submit(self._run, ex)
+                self.workers.submit(self._run_on_worker, ex)
             except RuntimeError:  # closing: the session already failed the request
                 pass
         if inline is not None:
-            self._local.caller = False  # callbacks it runs start their exchanges on workers
+            self._local.mine = None  # callbacks it runs start their exchanges on workers
             self._run(inline)
+
+    def _run_on_worker(self, ex: HttpExchange) -> None:
+        self._local.worker = True
+        self._run(ex)
 
     def _run(self, ex: HttpExchange) -> None:
         try:
@@ -992,6 +1005,9 @@ class _HttpConnection(_Pump):
                                             f"{self.http.url.authority}: {exc}"))
             return
         with self.lock:
+            if self._closing:  # close() ran while this connection was being opened
+                sock.close()
+                return
             self.sockets[ex.id] = sock
         data = b""
         size = READ_SIZE
@@ -1077,7 +1093,9 @@ class _HttpConnection(_Pump):
         for sock in sockets:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-        self.workers.shutdown(wait=True, cancel_futures=True)
+        # From one of the workers (a callback called close()), do not wait for itself.
+        self.workers.shutdown(wait=not getattr(self._local, "worker", False),
+                              cancel_futures=True)
         self.pool.close()
         if self.service is not threading.current_thread():
             self.service.join(5.0)
