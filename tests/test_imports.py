@@ -56,3 +56,20 @@ def test_core_does_not_import_the_bindings(path: Path) -> None:
         if isinstance(node, ast.ImportFrom):
             assert node.level <= 1, f"{path.name} imports from outside the package"
     assert "mcp_proto_io" not in imported_modules(path.read_text("utf-8"))
+
+
+BINDINGS_DIR = Path(__file__).resolve().parent.parent / "bindings" / "mcp_proto_io"
+RUNTIME_FREE = {
+    # module of the bindings -> runtimes it must not import (the shared async code is
+    # runtime-neutral; each runtime face imports only its own runtime, so importing
+    # mcp_proto_io.asyncio never pays for trio, and no binding pulls in anyio)
+    "_async_base.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
+    "asyncio.py": {"trio", "anyio", "threading", "_thread"},
+    "trio.py": {"asyncio", "anyio", "threading", "_thread"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(RUNTIME_FREE))
+def test_async_bindings_import_only_their_runtime(name: str) -> None:
+    bad = imported_modules((BINDINGS_DIR / name).read_text("utf-8")) & RUNTIME_FREE[name]
+    assert not bad, f"{name} imports {sorted(bad)}"

@@ -13,9 +13,10 @@ import os
 import threading
 from collections.abc import Hashable, Mapping, Sequence
 
+from mcp_proto import ClientSession, ConnectionClosed, Ready
 from mcp_proto._modern import Discovered
 
-__all__ = ["DEFAULT_ERA_MEMORY", "EraMemory", "stdio_key"]
+__all__ = ["DEFAULT_ERA_MEMORY", "EraMemory", "ProbeKilledServer", "stdio_key"]
 
 #: Servers remembered at most; the oldest is forgotten first (a gateway may start thousands of
 #: distinct commands over its life, and each entry holds a DiscoverResult).
@@ -26,6 +27,10 @@ def stdio_key(argv: Sequence[str], cwd: str | os.PathLike[str] | None,
               env: Mapping[str, str] | None) -> Hashable:
     return (tuple(argv), None if cwd is None else os.fspath(cwd),
             None if env is None else tuple(sorted(env.items())))
+
+
+class ProbeKilledServer(ConnectionClosed):
+    """The server exited on the era probe (V-23): start it again in the handshake era."""
 
 
 class EraMemory:
@@ -51,6 +56,30 @@ class EraMemory:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+
+    def plan(self, key: Hashable, pinned_era: str | None,
+             previous: ClientSession | None) -> tuple[str, Discovered | None, frozenset[str]]:
+        """How to open the next connection to a server, after ``previous`` (None for the
+        first): the era to start in, the remembered DiscoverResult and the subscriptions to
+        renew on the new server (every binding asks this before ``ClientSession.start``)."""
+        subscriptions: frozenset[str] = frozenset()
+        if previous is not None:
+            subscriptions = previous.subscriptions  # renewed on the new server
+            if previous.era_assumption_failed:
+                self.forget(key)  # V-20: probe it again
+        remembered, discovered = self.recall(key)
+        # A remembered modern server starts from its DiscoverResult, but may still fall
+        # back if it changed (V-20: re-probe if the assumption fails).
+        era = pinned_era or ("legacy" if remembered == "legacy" else "auto")
+        return era, discovered, subscriptions
+
+    def opened(self, key: Hashable, pinned_era: str | None, ready: Ready,
+               session: ClientSession) -> None:
+        """Remember what a connection that became ready speaks."""
+        if pinned_era is None or ready.era == "modern":
+            # A pinned handshake says what this client chose, not what the server speaks;
+            # a DiscoverResult proves the stateless era either way.
+            self.remember(key, ready.era, session.discovered)
 
     def forget(self, key: Hashable) -> None:
         """Re-probe next time (for example after the server was upgraded)."""

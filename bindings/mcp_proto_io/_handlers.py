@@ -7,7 +7,8 @@ declare.  What goes on the wire (results, error codes) is the core's decision:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,7 @@ Handler = Callable[[dict[str, Any]], Any]
 bindings); raises ``RpcError`` to answer with a specific error."""
 ProgressCallback = Callable[[Progress], Any]
 NotificationCallback = Callable[[Event], Any]
-RootsSource = Sequence[Root] | Callable[[], Sequence[Root]]
+RootsSource = Sequence[Root] | Callable[[], Sequence[Root] | Awaitable[Sequence[Root]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,5 +50,15 @@ class Handlers:
             return self.elicitation(request.params)
         if method == "roots/list" and self.roots is not None:
             roots = self.roots() if callable(self.roots) else self.roots
-            return {"roots": [r.to_wire() for r in roots]}
+            if inspect.isawaitable(roots):  # an async roots function (async bindings)
+                return _roots_result_later(roots)
+            return _roots_result(roots)
         raise LookupError(f"no handler for {method}")  # unreachable: see the docstring
+
+
+def _roots_result(roots: Sequence[Root]) -> dict[str, Any]:
+    return {"roots": [r.to_wire() for r in roots]}
+
+
+async def _roots_result_later(roots: Awaitable[Sequence[Root]]) -> dict[str, Any]:
+    return _roots_result(await roots)

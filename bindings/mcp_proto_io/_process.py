@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 
 from mcp_proto._limits import STDERR_TAIL_BYTES
 
@@ -24,8 +24,10 @@ __all__ = [
     "TERM_GRACE",
     "StderrTail",
     "argv_of",
+    "kill_process_tree",
     "spawn",
     "stop_process_tree",
+    "stop_process_tree_async",
 ]
 
 #: Seconds a server gets to exit by itself once its stdin is closed (the polite way, L-10).
@@ -40,6 +42,9 @@ TERM_GRACE = 2.0
 #: result benchmark 1.7x faster and changes nothing for small messages.
 PIPE_SIZE = 1 << 20
 _F_SETPIPE_SZ = 1031
+
+#: Seconds to wait for a SIGKILLed group to be gone (the kernel needs milliseconds).
+KILL_WAIT = 5.0
 
 _POLL = 0.01
 
@@ -124,8 +129,10 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
         pass
 
 
-def _wait_gone(proc: subprocess.Popen[bytes], deadline: float) -> bool:
-    """Wait until the leader is reaped and no process is left in its group."""
+def _wait_gone(proc: subprocess.Popen[bytes], seconds: float) -> Generator[float, None, bool]:
+    """Steps of a wait until the leader is reaped and no process is left in its group: yields
+    the seconds to sleep before looking again; returns whether all is gone in time."""
+    deadline = time.monotonic() + seconds
     while True:
         proc.poll()
         if proc.returncode is not None and (sys.platform == "win32"
@@ -133,7 +140,27 @@ def _wait_gone(proc: subprocess.Popen[bytes], deadline: float) -> bool:
             return True
         if time.monotonic() >= deadline:
             return False
-        time.sleep(_POLL)
+        yield _POLL
+
+
+def _stop_steps(proc: subprocess.Popen[bytes], exit_grace: float,
+                term_grace: float) -> Generator[float, None, None]:
+    """The stop sequence as data (each binding sleeps its own way): wait for the exit, then
+    SIGTERM the group, wait, SIGKILL the group, wait."""
+    # A server that already exited needs no grace: only its leftovers remain.
+    grace = 0.0 if proc.poll() is not None else exit_grace
+    if not (yield from _wait_gone(proc, grace)):
+        _signal_group(proc, signal.SIGTERM)
+        if not (yield from _wait_gone(proc, term_grace)):
+            kill_process_tree(proc)
+
+
+def _close_stdin(proc: subprocess.Popen[bytes]) -> None:
+    if proc.stdin is not None:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
 
 
 def stop_process_tree(proc: subprocess.Popen[bytes], *, exit_grace: float = EXIT_GRACE,
@@ -143,22 +170,36 @@ def stop_process_tree(proc: subprocess.Popen[bytes], *, exit_grace: float = EXIT
     Blocking; returns the leader's exit code.  Never raises for a process that is already gone.
     ``close_stdin=False`` when the caller closes stdin itself (under its write lock).
     """
-    if close_stdin and proc.stdin is not None:
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass
-    # A server that already exited needs no grace: only its leftovers remain.
-    grace = 0.0 if proc.poll() is not None else exit_grace
-    if not _wait_gone(proc, time.monotonic() + grace):
-        _signal_group(proc, signal.SIGTERM)
-        if not _wait_gone(proc, time.monotonic() + term_grace):
-            _signal_group(proc, signal.SIGKILL)
-            _wait_gone(proc, time.monotonic() + 5.0)
+    if close_stdin:
+        _close_stdin(proc)
+    for pause in _stop_steps(proc, exit_grace, term_grace):
+        time.sleep(pause)
+    return proc.returncode
+
+
+async def stop_process_tree_async(proc: subprocess.Popen[bytes],
+                                  sleep: Callable[[float], Awaitable[object]], *,
+                                  exit_grace: float = EXIT_GRACE,
+                                  term_grace: float = TERM_GRACE) -> int | None:
+    """:func:`stop_process_tree` for the async bindings (``sleep`` is the runtime's), with
+    stdin already closed.  Cancelled while waiting, it kills the group at once
+    (:func:`kill_process_tree`) and lets the cancellation through: nothing is left running.
+    """
     try:
-        return proc.wait(timeout=5.0)
-    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
-        return None
+        for pause in _stop_steps(proc, exit_grace, term_grace):
+            await sleep(pause)
+    except BaseException:
+        kill_process_tree(proc)
+        raise
+    return proc.returncode
+
+
+def kill_process_tree(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the server's process group and reap the leader (blocks a few milliseconds: a
+    killed process cannot linger; at most :data:`KILL_WAIT` seconds)."""
+    _signal_group(proc, signal.SIGKILL)
+    for pause in _wait_gone(proc, KILL_WAIT):
+        time.sleep(pause)
 
 
 class StderrTail:

@@ -60,7 +60,7 @@ from mcp_proto import (
 from mcp_proto._http import HttpExchange, HttpTarget, StreamableHttp
 from mcp_proto._modern import Discovered
 
-from ._era import DEFAULT_ERA_MEMORY, EraMemory, stdio_key
+from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
 from ._handlers import (
     Handler,
     Handlers,
@@ -101,10 +101,6 @@ DEFAULT_CLIENT_INFO = Implementation(name="mcp-proto", version="0.1.0")
 
 
 _C = TypeVar("_C", bound="_ClientBase")
-
-
-class _ProbeKilledServer(ConnectionClosed):
-    """The server exited on the era probe (V-23): start it again in the handshake era."""
 
 
 class _Waiter:
@@ -610,26 +606,17 @@ class _ClientBase:
             conn = self._conn
             if conn is not None and not conn.closed:
                 return conn
-            subscriptions: frozenset[str] = frozenset()
+            era, discovered, subscriptions = self._era_memory.plan(
+                self._key, self._pinned_era, None if conn is None else conn.session)
             if conn is not None:
-                subscriptions = conn.session.subscriptions  # renewed on the new server
-                if conn.session.era_assumption_failed:
-                    self._era_memory.forget(self._key)  # V-20: probe it again
                 conn.close()
             self._conn = None
-            remembered, discovered = self._era_memory.recall(self._key)
-            # A remembered modern server starts from its DiscoverResult, but may still fall
-            # back if it changed (V-20: re-probe if the assumption fails).
-            era = self._pinned_era or ("legacy" if remembered == "legacy" else "auto")
             try:
                 conn, ready = self._open(era, discovered, subscriptions)
-            except _ProbeKilledServer:
+            except ProbeKilledServer:
                 # V-23: a handshake-era server that exits on any request before initialize.
                 conn, ready = self._open("legacy", None, subscriptions)
-            if self._pinned_era is None or ready.era == "modern":
-                # A pinned handshake says what this client chose, not what the server speaks;
-                # a DiscoverResult proves the stateless era either way.
-                self._era_memory.remember(self._key, ready.era, conn.session.discovered)
+            self._era_memory.opened(self._key, self._pinned_era, ready, conn.session)
             self._ready = ready
             self._conn = conn
             return conn
@@ -647,7 +634,7 @@ class _ClientBase:
         except ConnectionClosed as exc:
             conn.close()
             if conn.session.probe_killed_server and era != "legacy":
-                raise _ProbeKilledServer(str(exc)) from exc
+                raise ProbeKilledServer(str(exc)) from exc
             raise
         except BaseException:
             conn.close()

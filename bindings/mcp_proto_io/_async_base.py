@@ -1,0 +1,845 @@
+"""What the asyncio and trio bindings share: the pump around the core, the stdio process and
+HTTP bookkeeping, and the client API.  Each runtime module supplies only the primitives
+(:class:`Runtime`: futures, tasks, sleep, locks, a thread-safe wake-up) and the byte movers
+(pipes, sockets, timers).
+
+Everything here runs on the event loop's thread, so there are no locks: a call starts its
+request, flushes the bytes and awaits its own waiter; whatever arrives is fed to the core and
+resolved at once.  Background work (the host's handlers, async callbacks, stopping a server)
+runs in free-standing tasks the connection owns, never in the caller's task group or cancel
+scope, so a client may be closed from any task, in any order, or from another thread.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar, cast
+
+from mcp_proto import (
+    CallToolResult,
+    ClientSession,
+    Closed,
+    Completed,
+    CompleteResult,
+    ConnectionClosed,
+    Event,
+    Failed,
+    GetPromptResult,
+    Implementation,
+    Limits,
+    LocalProtocolError,
+    MCPError,
+    Progress,
+    Prompt,
+    ReadResourceResult,
+    Ready,
+    RequestHandle,
+    Resource,
+    ResourceTemplate,
+    ServerExited,
+    ServerRequest,
+    ServerRequestCancelled,
+    Tool,
+    accepted_versions,
+    era_of,
+)
+from mcp_proto._http import HttpExchange, HttpTarget, StreamableHttp
+from mcp_proto._modern import Discovered
+
+from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
+from ._handlers import Handler, Handlers, NotificationCallback, ProgressCallback, RootsSource
+from ._process import StderrTail, argv_of, kill_process_tree, spawn, stop_process_tree_async
+
+__all__ = [
+    "AsyncClientBase",
+    "AsyncHttpClientBase",
+    "AsyncPump",
+    "AsyncStdioClientBase",
+    "HttpPump",
+    "Runtime",
+    "StdioPump",
+    "TaskHandle",
+    "Waiter",
+]
+
+#: Bytes asked of a pipe or socket per read; a read that fills it switches to
+#: :data:`BIG_READ_SIZE` until a read brings less (a large message is streaming in).
+READ_SIZE = 1 << 16
+BIG_READ_SIZE = 1 << 20
+
+#: How often a stdio connection checks that the server process still runs, in seconds.  Only
+#: matters when the server died but a grandchild keeps its stdout open (no EOF arrives).
+PROCESS_POLL_INTERVAL = 0.5
+
+#: Seconds to wait for a server that closed its stdout to be reaped, for its exit code.
+EXIT_CODE_WAIT = 1.0
+
+#: Seconds to wait for the stderr reader to collect a dying server's last words.
+STDERR_SETTLE = 0.5
+
+#: Longest time a stdio connection lets the stdout reader drain what a server wrote before it
+#: exited, before it declares the server gone itself (only when no EOF comes).
+STDOUT_SETTLE = 2.0
+
+#: Granularity of the short polls above (exit code, settling), in seconds.
+SETTLE_POLL = 0.01
+
+#: Exchanges one HTTP connection object runs at once (each needs its own TCP connection:
+#: HTTP/1.1 has no pipelining here).  Beyond it, exchanges wait their turn.
+MAX_HTTP_EXCHANGES = 64
+
+#: Idle keep-alive connections kept for reuse: as many as exchanges may run at once.
+MAX_IDLE_CONNECTIONS = MAX_HTTP_EXCHANGES
+
+#: Seconds to open a TCP (and TLS) connection.
+CONNECT_TIMEOUT = 10.0
+
+#: Seconds given to the DELETE that ends a handshake-era session on close (best effort).
+DELETE_TIMEOUT = 2.0
+
+DEFAULT_CLIENT_INFO = Implementation(name="mcp-proto", version="0.1.0")
+
+_C = TypeVar("_C", bound="AsyncClientBase")
+
+
+class Waiter(Protocol):
+    """A one-shot result slot one task awaits."""
+
+    on_progress: ProgressCallback | None
+
+    @property
+    def done(self) -> bool: ...
+
+    def set(self, value: Any, error: MCPError | None) -> None: ...
+
+    def wait(self) -> Awaitable[Any]:
+        """The value, or the error raised."""
+
+
+class TaskHandle(Protocol):
+    """A background task: it can be cancelled (it ends at its next await)."""
+
+    def cancel(self) -> object: ...
+
+
+class Runtime(Protocol):
+    """The event loop primitives a binding gives the shared code."""
+
+    def waiter(self, on_progress: ProgressCallback | None) -> Waiter: ...
+
+    def spawn(self, name: str, fn: Callable[[], Coroutine[Any, Any, None]],
+              done: Callable[[Any], None]) -> TaskHandle:
+        """Start ``fn()`` as a free-standing task; ``done(handle)`` when it ended (whatever
+        way: exceptions other than cancellation are printed, never raised)."""
+
+    def is_current(self, task: TaskHandle) -> bool: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+    def lock(self) -> Any:
+        """A new lock usable as ``async with``."""
+
+    def token(self) -> Any:
+        """The running loop, for :meth:`run_soon_threadsafe` (None outside any loop)."""
+
+    def run_soon_threadsafe(self, token: Any, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on the loop ``token`` names, from any thread (or at once when that loop
+        is the caller's).  Does nothing when that loop has ended."""
+
+
+class AsyncPump:
+    """One connection: the session, a waiter per call, events resolved as they come, the
+    host's handlers in background tasks, deadlines fired by the runtime's timer.
+
+    Subclasses move bytes with :meth:`_flush` (send what the session produced, without
+    awaiting), keep the timer armed with :meth:`_rearm`, and end with :meth:`_close_transport`
+    (synchronous) and :meth:`_finish` (the awaitable rest).
+    """
+
+    def __init__(self, client: AsyncClientBase) -> None:
+        self.client = client
+        self.rt = client._rt
+        self.session = ClientSession(client._client_info,
+                                     capabilities=client._handlers.capabilities(),
+                                     versions=client._versions, limits=client._limits)
+        self.waiters: dict[RequestHandle, Waiter] = {}
+        self.closed = False  # no new calls (the session ended, or close() ran)
+        self.closing = False  # close() ran
+        self.exit_error: MCPError | None = None
+        self.ready = False  # Ready was dispatched
+        self.tasks: set[TaskHandle] = set()
+        self.serving: dict[object, TaskHandle] = {}  # server request id -> handler task
+        self.armed: float | None = None  # the deadline the timer is set for
+        self.delete: HttpExchange | None = None  # HTTP: the DELETE to send on close
+        self.finished: TaskHandle | None = None  # the task that finishes the close
+
+    # -- what subclasses provide ------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Attach the transport (pipes, first connection); before the first call."""
+
+    def _flush(self) -> None:
+        raise NotImplementedError
+
+    def _deadline(self) -> float | None:
+        return self.session.next_deadline()
+
+    def _rearm(self) -> None:
+        raise NotImplementedError
+
+    def _on_timer(self) -> None:
+        """The timer fired: fire the core's deadlines."""
+        self.session.handle_timeout(time.monotonic())
+        self._after()
+
+    def _close_transport(self) -> None:
+        """Stop moving bytes now (synchronous part of close)."""
+        raise NotImplementedError
+
+    async def _finish(self) -> None:
+        """The awaitable part of close (stop a process, send DELETE), in its own task."""
+
+    def _force_finish(self) -> None:
+        """Close was cancelled or the loop is ending: make :meth:`_finish`'s outcome true now
+        (kill the process group), without awaiting."""
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def start(self, op: Callable[[float], RequestHandle],
+              on_progress: ProgressCallback | None = None) -> tuple[RequestHandle, Waiter]:
+        if self.closed:
+            raise self.exit_error or ConnectionClosed("the connection is closed")
+        handle = op(time.monotonic())
+        waiter = self.rt.waiter(on_progress)
+        self.waiters[handle] = waiter
+        self._after()  # send it; some operations end at once (a capability the server lacks)
+        return handle, waiter
+
+    async def call(self, op: Callable[[float], RequestHandle],
+                   on_progress: ProgressCallback | None = None) -> Any:
+        """Start an operation and await its value.  Cancelled while waiting (the runtime's
+        cancellation), the operation is cancelled in the core, which tells the server (legacy:
+        ``notifications/cancelled``; 2026 HTTP: the request's stream is closed)."""
+        handle, waiter = self.start(op, on_progress)
+        try:
+            return await waiter.wait()
+        except BaseException:
+            if not waiter.done and not self.closed:
+                self.waiters.pop(handle, None)
+                try:
+                    self.session.cancel(handle, "cancelled by the client")
+                except LocalProtocolError:  # the handshake: the caller closes the connection
+                    pass
+                self._after()
+            raise
+
+    def notify(self, send: Callable[[ClientSession], None]) -> None:
+        if self.closed:
+            raise self.exit_error or ConnectionClosed("the connection is closed")
+        send(self.session)
+        self._after()
+
+    # -- events -----------------------------------------------------------------------------
+
+    def _after(self) -> None:
+        """After anything touched the session: send, resolve, re-arm."""
+        self._flush()
+        self._events()
+        self._rearm()
+
+    def _events(self) -> None:
+        session = self.session
+        waiters = self.waiters
+        client = self.client
+        while (event := session.next_event()) is not None:
+            t = type(event)
+            if t is Completed:
+                waiter = waiters.pop(event.handle, None)  # type: ignore[union-attr]
+                if waiter is not None:
+                    waiter.set(event.value, None)  # type: ignore[union-attr]
+            elif t is Failed:
+                waiter = waiters.pop(event.handle, None)  # type: ignore[union-attr]
+                if waiter is not None:
+                    waiter.set(None, event.error)  # type: ignore[union-attr]
+            elif t is Progress:
+                waiter = waiters.get(event.handle)  # type: ignore[union-attr]
+                if waiter is not None and waiter.on_progress is not None:
+                    self._callback(waiter.on_progress, event)
+            elif t is Ready:
+                self.ready = True
+                waiter = waiters.pop(event.handle, None)  # type: ignore[union-attr]
+                if waiter is not None:
+                    waiter.set(event, None)
+            elif t is ServerRequest:
+                self._serve(cast("ServerRequest", event))
+            else:
+                if t is Closed:
+                    self.closed = True
+                elif t is ServerRequestCancelled:  # stop asking the user
+                    task = self.serving.pop(event.request_id, None)  # type: ignore[union-attr]
+                    if task is not None:
+                        task.cancel()
+                # A connection that never became Ready (a failed probe the client recovers
+                # from, a handshake that failed and raised) ends without telling the host.
+                if client._on_notification is not None and (self.ready or t is not Closed):
+                    self._callback(client._on_notification, event)
+
+    def _callback(self, fn: Callable[[Any], object], event: Event) -> None:
+        try:
+            outcome = fn(event)
+        except Exception:  # a host callback must not break the connection
+            traceback.print_exc()
+            return
+        if inspect.isawaitable(outcome):
+            awaitable = outcome
+
+            async def run() -> None:
+                await awaitable
+
+            self.spawn("mcp-proto-callback", run)
+
+    def spawn(self, name: str, fn: Callable[[], Coroutine[Any, Any, None]]) -> TaskHandle:
+        """A background task of this connection (cancelled and awaited by close)."""
+        task = self.rt.spawn(name, fn, self.tasks.discard)
+        self.tasks.add(task)
+        return task
+
+    def _serve(self, request: ServerRequest) -> None:
+        if self.closing:
+            return
+
+        async def answer() -> None:
+            try:
+                outcome: object = self.client._handlers.call(request)
+                if inspect.isawaitable(outcome):
+                    outcome = await outcome
+            except Exception as exc:
+                outcome = exc
+            finally:
+                self.serving.pop(request.request_id, None)
+            if not self.closing:
+                self.session.respond_with(request.request_id, outcome, now=time.monotonic())
+                self._after()
+
+        self.serving[request.request_id] = self.spawn("mcp-proto-handler", answer)
+
+    # -- ending -----------------------------------------------------------------------------
+
+    def crashed(self, exc: BaseException) -> None:
+        """A bug of ours in a transport callback: fail the calls, never strand them."""
+        error = ConnectionClosed(f"mcp-proto internal error: {exc!r}")
+        if not self.closing:
+            self.exit_error = self.exit_error or error
+            self.session.connection_lost(error)
+            self._events()
+        self.close()
+
+    def close(self) -> None:
+        """End the connection now (synchronous, idempotent, from any task or a callback):
+        pending calls fail with :class:`ConnectionClosed`, handler tasks are cancelled, the
+        transport stops; what must be awaited (a process to stop, a DELETE) continues in a
+        task :meth:`wait_closed` awaits."""
+        if self.closing:
+            return
+        self.closing = True
+        self.closed = True
+        self.session.close()
+        self._events()
+        stranded = list(self.waiters.values())  # anything the core no longer tracks
+        self.waiters.clear()
+        for waiter in stranded:
+            waiter.set(None, ConnectionClosed("the connection is closed"))
+        for task in list(self.tasks):
+            if not self.rt.is_current(task):
+                task.cancel()
+        self._close_transport()
+        self.finished = self.spawn("mcp-proto-close", self._finish_guarded)
+
+    async def _finish_guarded(self) -> None:
+        try:
+            await self._finish()
+        except BaseException:
+            self._force_finish()
+            raise
+
+    async def wait_closed(self) -> None:
+        """Await the end of :meth:`close`: the process group stopped, every task of this
+        connection ended.  Cancelled meanwhile, it kills what is left at once and re-raises."""
+        try:
+            while any(not self.rt.is_current(t) for t in self.tasks):
+                await self.rt.sleep(SETTLE_POLL)
+        except BaseException:
+            self._force_finish()
+            raise
+
+
+class StdioPump(AsyncPump):
+    """A server process: spawning, exit detection and stopping.  The runtime attaches the
+    pipes (:meth:`open`), calls :meth:`_on_stdout` / :meth:`_on_stdout_eof` /
+    :meth:`_on_stderr`, and writes with :meth:`_write`."""
+
+    def __init__(self, client: AsyncStdioClientBase) -> None:
+        super().__init__(client)
+        self.stderr = StderrTail()
+        self.stderr_done = False
+        self.eof = False  # the end of the server was handled (EOF or exit without EOF)
+        self.bytes_in = 0
+        self.next_poll = time.monotonic() + PROCESS_POLL_INTERVAL
+        try:
+            self.proc: subprocess.Popen[bytes] = spawn(client._command, env=client._env,
+                                                       cwd=client._cwd)
+        except OSError as exc:
+            raise ConnectionClosed(
+                f"cannot start the server {argv_of(client._command)[0]!r}: {exc}") from exc
+
+    def _write(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def _flush(self) -> None:
+        data = self.session.data_to_send()
+        if data:
+            self._write(data)
+
+    def _deadline(self) -> float:
+        deadline = self.session.next_deadline()
+        poll = self.next_poll
+        return poll if deadline is None or poll < deadline else deadline
+
+    def _on_timer(self) -> None:
+        now = time.monotonic()
+        self.session.handle_timeout(now)
+        if now >= self.next_poll:
+            self.next_poll = now + PROCESS_POLL_INTERVAL
+            if not self.eof and self.proc.poll() is not None:
+                # The server is gone.  Let the reader take what it wrote first; if a
+                # grandchild keeps the pipe open no EOF comes, so end the session from here.
+                self.spawn("mcp-proto-exit", self._exited_without_eof)
+        self._after()
+
+    def _on_stdout(self, data: bytes) -> None:
+        self.bytes_in += len(data)
+        self.session.receive_data(data, now=time.monotonic())
+        self._after()
+
+    def _on_stdout_eof(self) -> None:
+        if not self.eof and not self.closing:
+            self.eof = True
+            self.spawn("mcp-proto-exit", self._server_gone)
+
+    def _on_stderr(self, data: bytes) -> None:
+        self.stderr.add(data)
+
+    async def _exited_without_eof(self) -> None:
+        end = time.monotonic() + STDOUT_SETTLE
+        while not self.eof and time.monotonic() < end:
+            before = self.bytes_in
+            await self.rt.sleep(0.1)
+            if self.bytes_in == before:
+                break
+        if not self.eof:
+            self.eof = True
+            await self._server_gone()
+
+    async def _server_gone(self) -> None:
+        end = time.monotonic() + EXIT_CODE_WAIT
+        while self.proc.poll() is None and time.monotonic() < end:
+            await self.rt.sleep(SETTLE_POLL)
+        end = time.monotonic() + STDERR_SETTLE
+        while not self.stderr_done and time.monotonic() < end:
+            await self.rt.sleep(SETTLE_POLL)
+        if not self.closing:
+            self.exit_error = ServerExited(self.proc.returncode, self.stderr.text())
+            self.session.receive_eof(self.exit_error)
+            self._after()
+            # Stop what is left of the group now, while its id cannot have been reused.
+            self.close()
+
+    async def _finish(self) -> None:
+        await stop_process_tree_async(self.proc, self.rt.sleep)
+        self._close_pipes()
+
+    def _force_finish(self) -> None:
+        kill_process_tree(self.proc)
+        self._close_pipes()
+
+    def _close_pipes(self) -> None:
+        """Close stdout and stderr (the server is gone, or killed)."""
+        raise NotImplementedError
+
+
+class HttpPump(AsyncPump):
+    """A Streamable HTTP endpoint: the core's exchanges, started and aborted as it says.  The
+    runtime runs each exchange (:meth:`_start_exchange`), feeding :meth:`_on_http_data`."""
+
+    def __init__(self, client: AsyncHttpClientBase) -> None:
+        super().__init__(client)
+        self.http = StreamableHttp(self.session, client._url, headers=client._headers,
+                                   bearer_token=client._bearer_token)
+        self.target = self.http.url
+        self.queued: list[HttpExchange] = []  # over MAX_HTTP_EXCHANGES, waiting their turn
+        self.running = 0
+
+    def _deadline(self) -> float | None:
+        return self.http.next_deadline()
+
+    def _on_timer(self) -> None:
+        self.http.handle_timeout(time.monotonic())
+        self._after()
+
+    def _flush(self) -> None:
+        http = self.http
+        for ex_id in http.exchanges_to_abort():  # C-04: closing the stream is the cancel
+            self._abort_exchange(ex_id)
+        for ex in http.exchanges_to_start():
+            if self.running < MAX_HTTP_EXCHANGES:
+                self.running += 1
+                self._start_exchange(ex)
+            else:
+                self.queued.append(ex)
+
+    def _exchange_ended(self) -> None:
+        self.running -= 1
+        if self.queued and not self.closing:
+            self.running += 1
+            self._start_exchange(self.queued.pop(0))
+
+    def _on_http_data(self, ex: HttpExchange, data: bytes) -> None:
+        """Bytes of an exchange's answer (``b""``: the server closed the connection)."""
+        self.http.receive_data(ex.id, data, now=time.monotonic())
+        self._after()
+
+    def _lost(self, ex: HttpExchange, error: MCPError) -> None:
+        """An exchange's connection failed (could not connect, reset)."""
+        now = time.monotonic()
+        if ex.request_id is not None:  # the specific error first, then the bookkeeping
+            self.session.fail_request(ex.request_id, error, now=now)
+        self.http.connection_lost(ex.id, now=now)
+        self._after()
+
+    def _start_exchange(self, ex: HttpExchange) -> None:
+        raise NotImplementedError
+
+    def _abort_exchange(self, exchange_id: int) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        if not self.closing:
+            self.delete = self.http.close_exchange()  # L-11: end the session politely
+        super().close()
+
+
+class AsyncClientBase:
+    """The async client API, whatever carries it and whichever runtime runs it.  A dead
+    connection is rebuilt on the next call (a call is never replayed)."""
+
+    _rt: Runtime
+
+    def __init__(self, key: Hashable, *, timeout: float, client_info: Implementation | None,
+                 limits: Limits | None, protocol_version: str | None,
+                 on_sampling: Handler | None, on_elicitation: Handler | None,
+                 roots: RootsSource | None, on_notification: NotificationCallback | None,
+                 era_memory: EraMemory | None) -> None:
+        self._versions = accepted_versions(protocol_version)
+        self._pinned_era = None if protocol_version is None else era_of(protocol_version)
+        self._era_memory = era_memory if era_memory is not None else DEFAULT_ERA_MEMORY
+        self._key = key
+        self._timeout = timeout
+        self._client_info = client_info or DEFAULT_CLIENT_INFO
+        self._limits = limits
+        self._handlers = Handlers(on_sampling, on_elicitation, roots)
+        self._on_notification = on_notification
+        self._conn: AsyncPump | None = None
+        self._connecting: AsyncPump | None = None  # published so close() can abort it
+        self._lock: Any = None  # created on the loop that first uses the client
+        self._token: Any = None  # that loop, for close() from another thread
+        self._closed = False
+        self._ready: Ready | None = None
+
+    def _new_connection(self) -> AsyncPump:
+        raise NotImplementedError
+
+    # -- connection management --------------------------------------------------------------
+
+    async def _connection(self) -> AsyncPump:
+        conn = self._conn
+        if conn is not None and not conn.closed:
+            return conn
+        if self._lock is None:
+            self._lock = self._rt.lock()
+            self._token = self._rt.token()
+        async with self._lock:
+            if self._closed:
+                raise ConnectionClosed("the client is closed")
+            conn = self._conn
+            if conn is not None and not conn.closed:
+                return conn
+            era, discovered, subscriptions = self._era_memory.plan(
+                self._key, self._pinned_era, None if conn is None else conn.session)
+            if conn is not None:
+                conn.close()
+                await conn.wait_closed()
+            self._conn = None
+            try:
+                conn, ready = await self._open(era, discovered, subscriptions)
+            except ProbeKilledServer:
+                # V-23: a handshake-era server that exits on any request before initialize.
+                conn, ready = await self._open("legacy", None, subscriptions)
+            self._era_memory.opened(self._key, self._pinned_era, ready, conn.session)
+            self._ready = ready
+            self._conn = conn
+            return conn
+
+    async def _open(self, era: str, discovered: Discovered | None,
+                    subscriptions: frozenset[str]) -> tuple[AsyncPump, Ready]:
+        conn = self._new_connection()
+        self._connecting = conn
+        try:
+            await conn.open()
+            if self._closed:  # close() ran while the process started
+                raise ConnectionClosed("the client is closed")
+            ready: Ready = await conn.call(lambda now: conn.session.start(
+                now=now, timeout=self._timeout, era=era, discovered=discovered,
+                subscriptions=subscriptions))
+        except ConnectionClosed as exc:
+            conn.close()
+            await conn.wait_closed()
+            if conn.session.probe_killed_server and era != "legacy":
+                raise ProbeKilledServer(str(exc)) from exc
+            raise
+        except BaseException:
+            conn.close()  # cancelled too: the process group is stopped (killed if need be)
+            await conn.wait_closed()
+            raise
+        finally:
+            self._connecting = None
+        return conn, ready
+
+    async def connect(self: _C) -> _C:
+        """Start the server (or reach the endpoint) and do the handshake now; otherwise the
+        first call does.
+
+        Raises :class:`ServerExited`, :class:`UnsupportedVersion`, :class:`RequestTimeout`,
+        :class:`RpcError` or :class:`ConnectionClosed` (the command could not start).
+        """
+        await self._connection()
+        return self
+
+    def close(self) -> None:
+        """Start closing, without waiting: from any task, a synchronous callback, or another
+        thread.  Pending calls fail with :class:`ConnectionClosed` at once; the server is
+        stopped in the background (:meth:`aclose` waits for it).  Idempotent."""
+        self._closed = True
+        if self._token is not None:
+            self._rt.run_soon_threadsafe(self._token, self._close_now)
+
+    def _close_now(self) -> None:
+        self._close_connections()
+
+    def _close_connections(self) -> list[AsyncPump]:
+        conns = [c for c in (self._connecting, self._conn) if c is not None]
+        self._conn = None
+        for conn in conns:
+            conn.close()
+        return conns
+
+    async def aclose(self) -> None:
+        """End the connection and wait until it is over: stdio stops the server (close stdin,
+        SIGTERM, SIGKILL on its process group); HTTP ends the session (DELETE) and closes the
+        sockets.  Pending calls fail with :class:`ConnectionClosed`.  From any task;
+        idempotent.  Cancelled while waiting, it kills the process group at once."""
+        self._closed = True
+        for conn in self._close_connections():
+            await conn.wait_closed()
+
+    async def __aenter__(self: _C) -> _C:
+        return await self.connect()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- what the handshake said ------------------------------------------------------------
+
+    @property
+    def _info(self) -> Ready:
+        if self._ready is None:
+            raise LocalProtocolError("not connected yet: use `async with` or "
+                                     "`await client.connect()` first")
+        return self._ready
+
+    @property
+    def server_info(self) -> Implementation:
+        return self._info.server_info
+
+    @property
+    def protocol_version(self) -> str:
+        return self._info.protocol_version
+
+    @property
+    def era(self) -> str:
+        """``"modern"`` (2026-07-28, stateless) or ``"legacy"`` (handshake era)."""
+        return self._info.era
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """The server's capabilities."""
+        return self._info.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        return self._info.instructions
+
+    # -- operations -------------------------------------------------------------------------
+
+    async def _run(self, timeout: float | None,
+                   op: Callable[[ClientSession, float, float], RequestHandle],
+                   on_progress: ProgressCallback | None = None) -> Any:
+        """Start ``op(session, now, timeout)`` on the live connection and await its value."""
+        c = self._conn
+        if c is None or c.closed:
+            c = await self._connection()
+        total = self._timeout if timeout is None else timeout
+        session = c.session
+        return await c.call(lambda now: op(session, now, total), on_progress)
+
+    async def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
+        """Every tool of the server, all pages followed.  Raises the errors of any call."""
+        return cast("list[Tool]", await self._run(
+            timeout, lambda s, now, t: s.list_tools(now=now, timeout=t)))
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
+                        timeout: float | None = None, idle_timeout: float | None = None,
+                        on_progress: ProgressCallback | None = None) -> CallToolResult:
+        """Call a tool and await its result.
+
+        A result with ``is_error`` True is returned, not raised.  Raises :class:`RpcError`
+        (unknown tool, bad arguments), :class:`RequestTimeout` (``timeout`` in total, or
+        ``idle_timeout`` without a response or progress; the server is told to cancel),
+        :class:`ServerExited` (the call is not replayed: decide whether to call again).
+        Cancelling the awaiting task cancels the call on the server too.  ``on_progress``
+        (a function or an async function) gets each :class:`Progress`.
+        """
+        return cast("CallToolResult", await self._run(
+            timeout,
+            lambda s, now, t: s.call_tool(name, arguments, now=now, timeout=t,
+                                          idle_timeout=idle_timeout,
+                                          progress=on_progress is not None),
+            on_progress))
+
+    async def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
+        return cast("list[Resource]", await self._run(
+            timeout, lambda s, now, t: s.list_resources(now=now, timeout=t)))
+
+    async def list_resource_templates(self, *,
+                                      timeout: float | None = None) -> list[ResourceTemplate]:
+        return cast("list[ResourceTemplate]", await self._run(
+            timeout, lambda s, now, t: s.list_resource_templates(now=now, timeout=t)))
+
+    async def read_resource(self, uri: str, *,
+                            timeout: float | None = None) -> ReadResourceResult:
+        """Read a resource.  Raises :class:`RpcError` for an unknown one."""
+        return cast("ReadResourceResult", await self._run(
+            timeout, lambda s, now, t: s.read_resource(uri, now=now, timeout=t)))
+
+    async def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
+        return cast("list[Prompt]", await self._run(
+            timeout, lambda s, now, t: s.list_prompts(now=now, timeout=t)))
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
+                         timeout: float | None = None) -> GetPromptResult:
+        return cast("GetPromptResult", await self._run(
+            timeout, lambda s, now, t: s.get_prompt(name, arguments, now=now, timeout=t)))
+
+    async def complete(self, ref: dict[str, Any], argument_name: str, argument_value: str, *,
+                       context_arguments: dict[str, str] | None = None,
+                       timeout: float | None = None) -> CompleteResult:
+        return cast("CompleteResult", await self._run(
+            timeout, lambda s, now, t: s.complete(ref, argument_name, argument_value,
+                                                  context_arguments=context_arguments,
+                                                  now=now, timeout=t)))
+
+    async def subscribe(self, uri: str, *, timeout: float | None = None) -> None:
+        await self._run(timeout, lambda s, now, t: s.subscribe(uri, now=now, timeout=t))
+
+    async def unsubscribe(self, uri: str, *, timeout: float | None = None) -> None:
+        await self._run(timeout, lambda s, now, t: s.unsubscribe(uri, now=now, timeout=t))
+
+    async def set_logging_level(self, level: str, *, timeout: float | None = None) -> None:
+        await self._run(timeout,
+                        lambda s, now, t: s.set_logging_level(level, now=now, timeout=t))
+
+    async def ping(self, *, timeout: float | None = None) -> None:
+        await self._run(timeout, lambda s, now, t: s.ping(now=now, timeout=t))
+
+    async def send_request(self, method: str, params: dict[str, Any] | None = None, *,
+                           timeout: float | None = None) -> dict[str, Any]:
+        """Any request the typed methods do not cover; returns the raw result object."""
+        return cast("dict[str, Any]", await self._run(
+            timeout, lambda s, now, t: s.send_request(method, params, now=now, timeout=t)))
+
+    async def notify_roots_changed(self) -> None:
+        """Tell the server the roots changed; it will ask for them again."""
+        (await self._connection()).notify(lambda session: session.notify_roots_list_changed())
+
+
+class AsyncStdioClientBase(AsyncClientBase):
+    """An async MCP client for one stdio server.  If the server dies, the calls in flight
+    fail with :class:`ServerExited` (exit code and stderr tail) and the next call starts the
+    server again and redoes the handshake; a call is never replayed."""
+
+    def __init__(self, command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
+                 cwd: str | os.PathLike[str] | None = None, timeout: float = 60.0,
+                 client_info: Implementation | None = None, limits: Limits | None = None,
+                 protocol_version: str | None = None,
+                 on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
+                 roots: RootsSource | None = None,
+                 on_notification: NotificationCallback | None = None,
+                 era_memory: EraMemory | None = None) -> None:
+        super().__init__(stdio_key(argv_of(command), cwd, env), timeout=timeout,
+                         client_info=client_info, limits=limits,
+                         protocol_version=protocol_version, on_sampling=on_sampling,
+                         on_elicitation=on_elicitation, roots=roots,
+                         on_notification=on_notification, era_memory=era_memory)
+        self._command = command
+        self._env = env
+        self._cwd = cwd
+
+    @property
+    def pid(self) -> int | None:
+        """The server process id (None before the first connection)."""
+        conn = self._conn
+        return conn.proc.pid if isinstance(conn, StdioPump) else None
+
+
+class AsyncHttpClientBase(AsyncClientBase):
+    """An async MCP client for one Streamable HTTP endpoint.  Same methods as the stdio
+    client, plus :class:`SessionExpired` when the server forgot a handshake-era session."""
+
+    def __init__(self, url: str, *, headers: Mapping[str, str] | None = None,
+                 bearer_token: str | None = None, timeout: float = 60.0,
+                 client_info: Implementation | None = None, limits: Limits | None = None,
+                 protocol_version: str | None = None,
+                 on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
+                 roots: RootsSource | None = None,
+                 on_notification: NotificationCallback | None = None,
+                 era_memory: EraMemory | None = None,
+                 ssl_context: Any = None,
+                 ca_file: str | os.PathLike[str] | None = None) -> None:
+        target = HttpTarget.parse(url)  # raises LocalProtocolError for a bad URL
+        super().__init__(("http", target.origin, target.target), timeout=timeout,
+                         client_info=client_info, limits=limits,
+                         protocol_version=protocol_version, on_sampling=on_sampling,
+                         on_elicitation=on_elicitation, roots=roots,
+                         on_notification=on_notification, era_memory=era_memory)
+        self._url = url
+        self._headers = dict(headers or {})
+        self._bearer_token = bearer_token
+        if ssl_context is None and ca_file is not None:
+            import ssl  # noqa: PLC0415 - only for TLS: keeps the import of the bindings light
+
+            ssl_context = ssl.create_default_context(cafile=os.fspath(ca_file))
+        self._ssl_context = ssl_context  # None: the system's CAs, verification on

@@ -1,0 +1,461 @@
+"""Async MCP client on asyncio: the sans-IO core driven by the event loop's own callbacks.
+
+::
+
+    from mcp_proto_io.asyncio import connect_stdio
+
+    async with connect_stdio(["mcp-server-time"]) as client:
+        tools = await client.list_tools()
+        result = await client.call_tool("get_current_time", {"timezone": "Etc/UTC"})
+
+Same names and behaviour as :mod:`mcp_proto_io.threads`, with ``await``.  Calls from many
+tasks are pipelined on one connection.  Bytes move through asyncio transports and protocols
+(no reader task: a read is a callback that feeds the core and resolves the waiting futures),
+and the core's deadlines are one ``loop.call_at`` timer.  This is the native pump the design
+asks for when anyio costs more than 10% (``benchmarks/bench_pump.py`` measures it).  Handlers
+and callbacks may be plain or ``async`` functions; plain ones run on the loop and must not
+block.  Cancelling a task that awaits a call cancels the call on the server.  No protocol
+decision is made here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import ssl
+import time
+import traceback
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any, cast
+
+from mcp_proto import ConnectionClosed, Implementation, Limits, MCPError
+from mcp_proto._http import HttpExchange
+
+from ._async_base import (
+    CONNECT_TIMEOUT,
+    DELETE_TIMEOUT,
+    MAX_IDLE_CONNECTIONS,
+    AsyncHttpClientBase,
+    AsyncPump,
+    AsyncStdioClientBase,
+    HttpPump,
+    StdioPump,
+    TaskHandle,
+)
+from ._era import EraMemory
+from ._handlers import Handler, NotificationCallback, ProgressCallback, RootsSource
+
+__all__ = ["Client", "HttpClient", "connect_http", "connect_stdio"]
+
+
+class _Waiter:
+    """A call's result: a future of the running loop."""
+
+    __slots__ = ("fut", "on_progress")
+
+    def __init__(self, on_progress: ProgressCallback | None) -> None:
+        self.fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.on_progress = on_progress
+
+    @property
+    def done(self) -> bool:
+        return self.fut.done()
+
+    def set(self, value: Any, error: MCPError | None) -> None:
+        fut = self.fut
+        if not fut.done():  # a cancelled caller's future is done already
+            if error is None:
+                fut.set_result(value)
+            else:
+                fut.set_exception(error)
+
+    def wait(self) -> asyncio.Future[Any]:
+        return self.fut
+
+
+def _task_ended(task: asyncio.Task[None]) -> None:
+    exc = None if task.cancelled() else task.exception()
+    if exc is not None:  # a background task must never fail silently
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+
+
+class _Runtime:
+    """asyncio's primitives for the shared code."""
+
+    @staticmethod
+    def waiter(on_progress: ProgressCallback | None) -> _Waiter:
+        return _Waiter(on_progress)
+
+    @staticmethod
+    def spawn(name: str, fn: Callable[[], Coroutine[Any, Any, None]],
+              done: Callable[[Any], None]) -> TaskHandle:
+        task = asyncio.get_running_loop().create_task(fn(), name=name)
+        task.add_done_callback(done)
+        task.add_done_callback(_task_ended)
+        return task
+
+    @staticmethod
+    def is_current(task: TaskHandle) -> bool:
+        return asyncio.current_task() is cast("object", task)
+
+    @staticmethod
+    async def sleep(seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+    @staticmethod
+    def lock() -> asyncio.Lock:
+        return asyncio.Lock()
+
+    @staticmethod
+    def token() -> asyncio.AbstractEventLoop | None:
+        try:
+            return asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+
+    @staticmethod
+    def run_soon_threadsafe(token: Any, fn: Callable[[], None]) -> None:
+        loop: asyncio.AbstractEventLoop = token
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            fn()
+            return
+        with contextlib.suppress(RuntimeError):  # that loop is closed: nothing left to do
+            loop.call_soon_threadsafe(fn)
+
+
+_RUNTIME = _Runtime()
+
+
+class _Timer(AsyncPump):
+    """The core's deadlines on one ``loop.call_at`` handle, moved only when a deadline comes
+    earlier than the armed one (a later one is found when the timer fires)."""
+
+    loop: asyncio.AbstractEventLoop
+    timer: asyncio.TimerHandle | None = None
+
+    def _rearm(self) -> None:
+        deadline = self._deadline()
+        if deadline is None or self.closed:
+            return
+        armed = self.armed
+        if armed is not None and armed <= deadline:
+            return
+        if self.timer is not None:
+            self.timer.cancel()
+        self.armed = deadline
+        loop = self.loop
+        self.timer = loop.call_at(loop.time() + (deadline - time.monotonic()), self._fire)
+
+    def _fire(self) -> None:
+        self.timer = None
+        self.armed = None
+        if not self.closed:
+            try:
+                self._on_timer()
+            except Exception as exc:
+                self.crashed(exc)
+
+    def _stop_timer(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+
+class _PipeReader(asyncio.Protocol):
+    def __init__(self, pump: AsyncPump, on_data: Callable[[bytes], None],
+                 on_end: Callable[[], None]) -> None:
+        self.pump = pump
+        self.on_data = on_data
+        self.on_end = on_end
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.on_data(data)
+        except Exception as exc:  # a bug must fail the calls, not strand them
+            self.pump.crashed(exc)
+
+    def connection_lost(self, exc: Exception | None) -> None:  # EOF, error or our close
+        self.on_end()
+
+
+class _PipeWriter(asyncio.Protocol):
+    lost = False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+
+
+class _StdioConnection(_Timer, StdioPump):
+    """One server process; its pipes are asyncio pipe transports."""
+
+    out: asyncio.ReadTransport | None = None
+    err: asyncio.ReadTransport | None = None
+    into: asyncio.WriteTransport | None = None
+    writer: _PipeWriter
+
+    async def open(self) -> None:
+        self.loop = loop = asyncio.get_running_loop()
+        proc = self.proc
+        self.err, _ = await loop.connect_read_pipe(
+            lambda: _PipeReader(self, self._on_stderr, self._stderr_ended), proc.stderr)
+        self.into, self.writer = await loop.connect_write_pipe(_PipeWriter, proc.stdin)
+        self.out, _ = await loop.connect_read_pipe(
+            lambda: _PipeReader(self, self._on_stdout, self._on_stdout_eof), proc.stdout)
+        self._rearm()
+
+    def _stderr_ended(self) -> None:
+        self.stderr_done = True
+
+    def _write(self, data: bytes) -> None:
+        into = self.into
+        if into is not None and not into.is_closing():
+            into.write(data)  # writes now what the pipe takes, buffers the rest
+
+    def _close_transport(self) -> None:
+        self._stop_timer()
+        if self.into is not None:
+            self.into.close()  # EOF on the server's stdin: the polite way to stop (L-10)
+        elif self.proc.stdin is not None:
+            self.proc.stdin.close()
+
+    def _close_pipes(self) -> None:
+        if self.into is not None and not self.writer.lost:
+            self.into.abort()  # what the server never read is dropped
+        for transport, f in ((self.out, self.proc.stdout), (self.err, self.proc.stderr)):
+            if transport is not None:
+                transport.close()
+            elif f is not None:
+                f.close()
+
+
+class Client(AsyncStdioClientBase):
+    """An asyncio MCP client for one stdio server.  Create it with :func:`connect_stdio`.
+
+    Any task may call it; calls are pipelined.  If the server dies, the calls in flight fail
+    with :class:`ServerExited` (exit code and stderr tail) and the next call starts the
+    server again and redoes the handshake; a call is never replayed.
+    """
+
+    _rt = _RUNTIME
+
+    def _new_connection(self) -> AsyncPump:
+        return _StdioConnection(self)
+
+
+def connect_stdio(command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
+                  cwd: str | os.PathLike[str] | None = None, timeout: float = 60.0,
+                  client_info: Implementation | None = None, limits: Limits | None = None,
+                  protocol_version: str | None = None,
+                  on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
+                  roots: RootsSource | None = None,
+                  on_notification: NotificationCallback | None = None,
+                  era_memory: EraMemory | None = None) -> Client:
+    """A client for the stdio server started by ``command``; use it in ``async with``.
+
+    The server starts (and the handshake runs) when the block is entered or at the first
+    call.  ``timeout`` (seconds) bounds the handshake and is each call's default total
+    deadline.  ``protocol_version`` pins one version (``ValueError`` for an unknown one).
+    Declaring ``on_sampling``, ``on_elicitation`` or ``roots`` (plain or async functions)
+    declares the matching client capability.  Leaving the block (also by cancellation)
+    stops the server's whole process group.  See :class:`Client` for the errors.
+    """
+    return Client(command, env=env, cwd=cwd, timeout=timeout, client_info=client_info,
+                  limits=limits, protocol_version=protocol_version,
+                  on_sampling=on_sampling, on_elicitation=on_elicitation,
+                  roots=roots, on_notification=on_notification, era_memory=era_memory)
+
+
+# -- Streamable HTTP ----------------------------------------------------------------------------
+
+
+class _HttpStream(asyncio.Protocol):
+    """One keep-alive TCP (TLS) connection; carries one exchange at a time."""
+
+    def __init__(self, pump: _HttpConnection) -> None:
+        self.pump = pump
+        self.transport: asyncio.Transport | None = None
+        self.ex: HttpExchange | None = None
+        self.dead = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        ex = self.ex
+        if ex is None:
+            return
+        pump = self.pump
+        try:
+            pump._on_http_data(ex, data)
+            if ex.done and self.ex is ex:
+                pump._exchange_done(self, ex)
+        except Exception as exc:  # a bug must fail the calls, not strand them
+            pump.crashed(exc)
+
+    def eof_received(self) -> bool:
+        return False  # close; connection_lost tells the exchange
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.dead = True
+        ex, self.ex = self.ex, None
+        if ex is None:
+            return
+        pump = self.pump
+        pump.streams.pop(ex.id, None)
+        if exc is None:
+            pump._on_http_data(ex, b"")  # the server closed: the answer may be complete
+        elif not ex.done:
+            pump._lost(ex, ConnectionClosed(f"{ex.rpc_method}: connection lost: {exc}"))
+        pump._exchange_ended()
+
+
+class _DeleteAnswer(asyncio.Protocol):
+    def __init__(self, answered: asyncio.Future[None]) -> None:
+        self.answered = answered
+
+    def data_received(self, data: bytes) -> None:
+        if not self.answered.done():
+            self.answered.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.answered.done():
+            self.answered.set_result(None)
+
+
+class _HttpConnection(_Timer, HttpPump):
+    """One Streamable HTTP endpoint: exchanges run on keep-alive connections, each as an
+    asyncio protocol that feeds the core as bytes arrive."""
+
+    def __init__(self, client: HttpClient) -> None:
+        super().__init__(client)
+        self.client: HttpClient = client
+        self.streams: dict[int, _HttpStream] = {}  # exchange id -> its connection
+        self.idle: list[_HttpStream] = []
+        self.loop = asyncio.get_running_loop()
+
+    async def _connect(self, protocol: Callable[[], asyncio.Protocol]) -> asyncio.BaseTransport:
+        target = self.target
+        host = target.host.strip("[]")
+        context: ssl.SSLContext | None = None
+        if target.scheme == "https":
+            context = self.client._ssl_context or ssl.create_default_context()
+        transport, _ = await asyncio.wait_for(self.loop.create_connection(
+            protocol, host, target.port, ssl=context,
+            server_hostname=host if context is not None else None), CONNECT_TIMEOUT)
+        return transport
+
+    def _start_exchange(self, ex: HttpExchange) -> None:
+        while self.idle:
+            stream = self.idle.pop()
+            if not stream.dead and stream.transport is not None \
+                    and not stream.transport.is_closing():
+                self._send(stream, ex)
+                return
+        self.spawn("mcp-proto-connect", lambda: self._connect_and_send(ex))
+
+    async def _connect_and_send(self, ex: HttpExchange) -> None:
+        stream = _HttpStream(self)
+        try:
+            await self._connect(lambda: stream)
+        except (OSError, asyncio.TimeoutError) as exc:
+            self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: cannot connect to "
+                                            f"{self.target.authority}: {exc}"))
+            self._exchange_ended()
+            return
+        if self.closing:
+            if stream.transport is not None:
+                stream.transport.abort()
+            return
+        self._send(stream, ex)
+
+    def _send(self, stream: _HttpStream, ex: HttpExchange) -> None:
+        assert stream.transport is not None
+        stream.ex = ex
+        self.streams[ex.id] = stream
+        stream.transport.write(ex.data)
+
+    def _exchange_done(self, stream: _HttpStream, ex: HttpExchange) -> None:
+        stream.ex = None
+        self.streams.pop(ex.id, None)
+        self._exchange_ended()
+        if ex.reusable and not self.closing and len(self.idle) < MAX_IDLE_CONNECTIONS:
+            self.idle.append(stream)
+        elif stream.transport is not None:
+            stream.transport.close()
+
+    def _abort_exchange(self, exchange_id: int) -> None:
+        stream = self.streams.pop(exchange_id, None)
+        if stream is not None:
+            stream.ex = None
+            if stream.transport is not None:
+                stream.transport.abort()
+            self._exchange_ended()
+
+    def _close_transport(self) -> None:
+        self._stop_timer()
+        self.queued.clear()
+        streams = list(self.streams.values()) + self.idle
+        self.streams.clear()
+        self.idle = []
+        for stream in streams:
+            stream.ex = None
+            if stream.transport is not None:
+                stream.transport.abort()
+
+    async def _finish(self) -> None:
+        delete = self.delete
+        if delete is None:
+            return
+        answered: asyncio.Future[None] = self.loop.create_future()
+        transport = None
+        try:
+            transport = await self._connect(lambda: _DeleteAnswer(answered))
+            transport.write(delete.data)  # type: ignore[attr-defined]
+            await asyncio.wait_for(answered, DELETE_TIMEOUT)
+        except (OSError, asyncio.TimeoutError):
+            pass  # best effort: the server expires the session itself
+        finally:
+            if transport is not None:
+                transport.abort()  # type: ignore[attr-defined]
+
+
+class HttpClient(AsyncHttpClientBase):
+    """An asyncio MCP client for one Streamable HTTP endpoint.  Create it with
+    :func:`connect_http`.  Same methods as the stdio :class:`Client`."""
+
+    _rt = _RUNTIME
+
+    def _new_connection(self) -> AsyncPump:
+        return _HttpConnection(self)
+
+
+def connect_http(url: str, *, headers: Mapping[str, str] | None = None,
+                 bearer_token: str | None = None, timeout: float = 60.0,
+                 client_info: Implementation | None = None, limits: Limits | None = None,
+                 protocol_version: str | None = None,
+                 on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
+                 roots: RootsSource | None = None,
+                 on_notification: NotificationCallback | None = None,
+                 era_memory: EraMemory | None = None,
+                 ssl_context: ssl.SSLContext | None = None,
+                 ca_file: str | os.PathLike[str] | None = None) -> HttpClient:
+    """A client for the Streamable HTTP endpoint ``url``; use it in ``async with``.
+
+    Same parameters and errors as :func:`mcp_proto_io.threads.connect_http`: the era is
+    chosen per origin, ``headers`` go on every request, ``bearer_token`` becomes
+    ``Authorization: Bearer``, TLS verifies against the system's CAs (or ``ca_file`` /
+    ``ssl_context``).  Cancelling a call closes its stream (2026) or posts
+    ``notifications/cancelled`` (handshake era).  Raises :class:`LocalProtocolError` for a
+    bad URL.
+    """
+    return HttpClient(url, headers=headers, bearer_token=bearer_token, timeout=timeout,
+                      client_info=client_info, limits=limits,
+                      protocol_version=protocol_version, on_sampling=on_sampling,
+                      on_elicitation=on_elicitation, roots=roots,
+                      on_notification=on_notification, era_memory=era_memory,
+                      ssl_context=ssl_context, ca_file=ca_file)

@@ -1,0 +1,491 @@
+"""Async MCP client on trio: the sans-IO core driven by a few system tasks.
+
+::
+
+    from mcp_proto_io.trio import connect_stdio
+
+    async with connect_stdio(["mcp-server-time"]) as client:
+        tools = await client.list_tools()
+        result = await client.call_tool("get_current_time", {"timezone": "Etc/UTC"})
+
+Same names and behaviour as :mod:`mcp_proto_io.threads`, with ``await``.  A stdio connection
+runs a stdout reader, a stderr reader, a stdin writer (only used when the pipe is full:
+callers write their own requests) and a timer for the core's deadlines; an HTTP exchange runs
+in a task of its own.  They are system tasks owned by the connection, not by the caller's
+nursery, so a client holds no cancel scope across ``async with``: it may be closed from any
+task, in any order, or from another thread (``client.close()``).  Cancelling a scope around a
+call cancels the call on the server.  Handlers may be plain or ``async`` functions; plain ones
+run on the loop and must not block.  No protocol decision is made here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import ssl
+import time
+import traceback
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any, cast
+
+import trio
+
+from mcp_proto import ConnectionClosed, Implementation, Limits, MCPError
+from mcp_proto._http import HttpExchange
+
+from ._async_base import (
+    BIG_READ_SIZE,
+    CONNECT_TIMEOUT,
+    DELETE_TIMEOUT,
+    MAX_IDLE_CONNECTIONS,
+    READ_SIZE,
+    AsyncHttpClientBase,
+    AsyncPump,
+    AsyncStdioClientBase,
+    HttpPump,
+    StdioPump,
+    TaskHandle,
+)
+from ._era import EraMemory
+from ._handlers import Handler, NotificationCallback, ProgressCallback, RootsSource
+
+__all__ = ["Client", "HttpClient", "connect_http", "connect_stdio"]
+
+
+class _Waiter:
+    """A call's result: an event and a slot."""
+
+    __slots__ = ("error", "event", "on_progress", "value")
+
+    def __init__(self, on_progress: ProgressCallback | None) -> None:
+        self.event = trio.Event()
+        self.value: Any = None
+        self.error: MCPError | None = None
+        self.on_progress = on_progress
+
+    @property
+    def done(self) -> bool:
+        return self.event.is_set()
+
+    def set(self, value: Any, error: MCPError | None) -> None:
+        if not self.event.is_set():
+            self.value = value
+            self.error = error
+            self.event.set()
+
+    async def wait(self) -> Any:
+        await self.event.wait()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+class _Task:
+    """A system task in a cancel scope of its own."""
+
+    __slots__ = ("scope", "task")
+
+    def __init__(self) -> None:
+        self.scope = trio.CancelScope()
+        self.task: trio.lowlevel.Task | None = None
+
+    def cancel(self) -> None:
+        self.scope.cancel()
+
+
+class _Runtime:
+    """trio's primitives for the shared code."""
+
+    @staticmethod
+    def waiter(on_progress: ProgressCallback | None) -> _Waiter:
+        return _Waiter(on_progress)
+
+    @staticmethod
+    def spawn(name: str, fn: Callable[[], Coroutine[Any, Any, None]],
+              done: Callable[[Any], None]) -> TaskHandle:
+        handle = _Task()
+
+        async def run() -> None:
+            try:
+                with handle.scope:
+                    await fn()
+            except Exception:  # a system task must never raise (it would crash trio.run)
+                traceback.print_exc()
+            finally:
+                done(handle)
+
+        handle.task = trio.lowlevel.spawn_system_task(run, name=name)
+        return handle
+
+    @staticmethod
+    def is_current(task: TaskHandle) -> bool:
+        return isinstance(task, _Task) and task.task is trio.lowlevel.current_task()
+
+    @staticmethod
+    async def sleep(seconds: float) -> None:
+        await trio.sleep(seconds)
+
+    @staticmethod
+    def lock() -> trio.Lock:
+        return trio.Lock()
+
+    @staticmethod
+    def token() -> trio.lowlevel.TrioToken | None:
+        try:
+            return trio.lowlevel.current_trio_token()
+        except RuntimeError:
+            return None
+
+    @staticmethod
+    def run_soon_threadsafe(token: Any, fn: Callable[[], None]) -> None:
+        try:
+            running = trio.lowlevel.current_trio_token()
+        except RuntimeError:
+            running = None
+        if running is token:
+            fn()
+            return
+        with contextlib.suppress(trio.RunFinishedError):  # that run ended: nothing left
+            token.run_sync_soon(fn)
+
+
+_RUNTIME = _Runtime()
+
+
+def _close_fd(f: Any) -> None:
+    """Close a pipe file another task may be waiting on (trio must be told first)."""
+    if f is not None and not f.closed:
+        with contextlib.suppress(OSError, ValueError):
+            trio.lowlevel.notify_closing(f.fileno())
+        f.close()
+
+
+class _Timer(AsyncPump):
+    """The core's deadlines: one task sleeping in a cancel scope whose deadline moves when
+    a deadline comes earlier than the armed one."""
+
+    timer_scope: trio.CancelScope | None = None
+
+    def _trio_deadline(self, deadline: float) -> float:
+        return trio.current_time() + (deadline - time.monotonic())
+
+    def _rearm(self) -> None:
+        deadline = self._deadline()
+        scope = self.timer_scope
+        if deadline is None or scope is None:
+            return
+        if self.armed is None or deadline < self.armed:
+            self.armed = deadline
+            scope.deadline = self._trio_deadline(deadline)
+
+    def _start_timer(self) -> None:
+        self.spawn("mcp-proto-timer", self._timer)
+
+    async def _timer(self) -> None:
+        while not self.closed:
+            deadline = self._deadline()
+            with trio.CancelScope() as scope:
+                self.armed = deadline
+                if deadline is not None:
+                    scope.deadline = self._trio_deadline(deadline)
+                self.timer_scope = scope
+                await trio.sleep_forever()
+            self.timer_scope = None
+            self.armed = None
+            if not self.closed:
+                self._on_timer()
+
+
+class _StdioConnection(_Timer, StdioPump):
+    """One server process; its non-blocking pipes are read and written directly."""
+
+    def __init__(self, client: Client) -> None:
+        super().__init__(client)
+        self.backlog: list[memoryview] = []  # what the stdin pipe did not take yet
+        self.wake = trio.Event()
+
+    async def open(self) -> None:
+        proc = self.proc
+        for f in (proc.stdin, proc.stdout, proc.stderr):
+            assert f is not None
+            os.set_blocking(f.fileno(), False)
+        self.spawn("mcp-proto-stdout", self._read_stdout)
+        self.spawn("mcp-proto-stderr", self._read_stderr)
+        self.spawn("mcp-proto-stdin", self._writer)
+        self._start_timer()
+        await trio.lowlevel.checkpoint()
+
+    async def _read(self, f: Any, on_data: Callable[[bytes], None]) -> None:
+        fd = f.fileno()
+        size = READ_SIZE
+        while True:
+            try:
+                await trio.lowlevel.wait_readable(fd)
+            except trio.ClosedResourceError:
+                return
+            try:
+                data = os.read(fd, size)
+            except BlockingIOError:
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                return
+            size = BIG_READ_SIZE if len(data) >= READ_SIZE else READ_SIZE
+            on_data(data)
+
+    async def _read_stdout(self) -> None:
+        try:
+            await self._read(self.proc.stdout, self._on_stdout)
+        except Exception as exc:  # a bug must fail the calls, not strand them
+            self.crashed(exc)
+            return
+        self._on_stdout_eof()
+
+    async def _read_stderr(self) -> None:
+        try:
+            await self._read(self.proc.stderr, self._on_stderr)
+        finally:
+            self.stderr_done = True
+
+    def _write(self, data: bytes) -> None:
+        stdin = self.proc.stdin
+        if stdin is None or stdin.closed:
+            return
+        view = memoryview(data)
+        if not self.backlog:  # write now what the pipe takes; the writer does the rest
+            try:
+                view = view[os.write(stdin.fileno(), view):]
+            except BlockingIOError:
+                pass
+            except OSError:  # the server closed its stdin (it is exiting): EOF follows
+                return
+            if not view:
+                return
+        self.backlog.append(view)
+        self.wake.set()
+
+    async def _writer(self) -> None:
+        stdin = self.proc.stdin
+        assert stdin is not None
+        while True:
+            await self.wake.wait()
+            self.wake = trio.Event()
+            backlog = self.backlog
+            while backlog:
+                try:
+                    await trio.lowlevel.wait_writable(stdin.fileno())
+                    view = backlog[0]
+                    rest = view[os.write(stdin.fileno(), view):]
+                except BlockingIOError:
+                    continue
+                except (OSError, ValueError, trio.ClosedResourceError):
+                    backlog.clear()  # closed, or the server is exiting
+                    break
+                if rest:
+                    backlog[0] = rest
+                else:
+                    backlog.pop(0)
+
+    def _close_transport(self) -> None:
+        self.backlog.clear()
+        _close_fd(self.proc.stdin)  # EOF on the server's stdin: the polite way (L-10)
+
+    def _close_pipes(self) -> None:
+        _close_fd(self.proc.stdin)
+        _close_fd(self.proc.stdout)
+        _close_fd(self.proc.stderr)
+
+
+class Client(AsyncStdioClientBase):
+    """A trio MCP client for one stdio server.  Create it with :func:`connect_stdio`.
+
+    Any task may call it; calls are pipelined.  If the server dies, the calls in flight fail
+    with :class:`ServerExited` (exit code and stderr tail) and the next call starts the
+    server again and redoes the handshake; a call is never replayed.
+    """
+
+    _rt = _RUNTIME
+
+    def _new_connection(self) -> AsyncPump:
+        return _StdioConnection(self)
+
+
+def connect_stdio(command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
+                  cwd: str | os.PathLike[str] | None = None, timeout: float = 60.0,
+                  client_info: Implementation | None = None, limits: Limits | None = None,
+                  protocol_version: str | None = None,
+                  on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
+                  roots: RootsSource | None = None,
+                  on_notification: NotificationCallback | None = None,
+                  era_memory: EraMemory | None = None) -> Client:
+    """A client for the stdio server started by ``command``; use it in ``async with``.
+
+    The server starts (and the handshake runs) when the block is entered or at the first
+    call.  ``timeout`` (seconds) bounds the handshake and is each call's default total
+    deadline.  ``protocol_version`` pins one version (``ValueError`` for an unknown one).
+    Declaring ``on_sampling``, ``on_elicitation`` or ``roots`` (plain or async functions)
+    declares the matching client capability.  Leaving the block (also by cancellation)
+    stops the server's whole process group.  See :class:`Client` for the errors.
+    """
+    return Client(command, env=env, cwd=cwd, timeout=timeout, client_info=client_info,
+                  limits=limits, protocol_version=protocol_version,
+                  on_sampling=on_sampling, on_elicitation=on_elicitation,
+                  roots=roots, on_notification=on_notification, era_memory=era_memory)
+
+
+# -- Streamable HTTP ----------------------------------------------------------------------------
+
+
+def _socket_of(stream: trio.abc.Stream) -> Any:
+    inner: Any = stream.transport_stream if isinstance(stream, trio.SSLStream) else stream
+    return inner.socket
+
+
+def _close_stream_now(stream: trio.abc.Stream) -> None:
+    with contextlib.suppress(OSError):
+        _socket_of(stream).close()  # trio's socket tells waiters first
+
+
+def _stale(stream: trio.abc.Stream) -> bool:
+    """A kept-alive connection the server closed reads as EOF at once."""
+    try:
+        readable, _, _ = select.select([_socket_of(stream).fileno()], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
+
+
+class _HttpConnection(_Timer, HttpPump):
+    """One Streamable HTTP endpoint: each exchange is a task on a keep-alive connection."""
+
+    def __init__(self, client: HttpClient) -> None:
+        super().__init__(client)
+        self.client: HttpClient = client
+        self.running_tasks: dict[int, TaskHandle] = {}  # exchange id -> its task
+        self.idle: list[trio.abc.Stream] = []
+
+    async def open(self) -> None:
+        self._start_timer()
+        await trio.lowlevel.checkpoint()
+
+    async def _connect(self) -> trio.abc.Stream:
+        target = self.target
+        host = target.host.strip("[]")
+        with trio.fail_after(CONNECT_TIMEOUT):
+            stream: trio.abc.Stream = await trio.open_tcp_stream(host, target.port)
+            if target.scheme == "https":
+                context = self.client._ssl_context or ssl.create_default_context()
+                tls = trio.SSLStream(stream, context, server_hostname=host,
+                                     https_compatible=True)
+                try:
+                    await tls.do_handshake()
+                except BaseException:
+                    _close_stream_now(stream)
+                    raise
+                stream = tls
+        return stream
+
+    def _start_exchange(self, ex: HttpExchange) -> None:
+        self.running_tasks[ex.id] = self.spawn("mcp-proto-http", lambda: self._run(ex))
+
+    async def _run(self, ex: HttpExchange) -> None:
+        stream = None
+        while self.idle and stream is None:
+            stream = self.idle.pop()
+            if _stale(stream):
+                _close_stream_now(stream)
+                stream = None
+        try:
+            if stream is None:
+                stream = await self._connect()
+        except (OSError, trio.TooSlowError, trio.BrokenResourceError, ssl.SSLError) as exc:
+            self.running_tasks.pop(ex.id, None)
+            self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: cannot connect to "
+                                            f"{self.target.authority}: {exc}"))
+            self._exchange_ended()
+            return
+        try:
+            await stream.send_all(ex.data)
+            size = READ_SIZE
+            while not ex.done:
+                # bytes from a socket; h11 takes a bytearray (TLS) just as well
+                data = cast("bytes", await stream.receive_some(size))
+                size = BIG_READ_SIZE if len(data) >= READ_SIZE else READ_SIZE
+                self._on_http_data(ex, data)
+                if not data:
+                    break
+        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            if not ex.done and not self.closing:
+                self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: connection lost: {exc}"))
+        finally:
+            if self.running_tasks.pop(ex.id, None) is not None:
+                self._exchange_ended()
+            if ex.reusable and not self.closing and len(self.idle) < MAX_IDLE_CONNECTIONS:
+                self.idle.append(stream)
+            else:
+                _close_stream_now(stream)
+
+    def _abort_exchange(self, exchange_id: int) -> None:
+        task = self.running_tasks.pop(exchange_id, None)
+        if task is not None:
+            task.cancel()  # its task closes the connection
+            self._exchange_ended()
+
+    def _close_transport(self) -> None:
+        self.queued.clear()
+        idle, self.idle = self.idle, []
+        for stream in idle:
+            _close_stream_now(stream)
+
+    async def _finish(self) -> None:
+        delete = self.delete
+        if delete is None:
+            return
+        with trio.move_on_after(DELETE_TIMEOUT):
+            try:
+                stream = await self._connect()
+            except (OSError, trio.TooSlowError, trio.BrokenResourceError, ssl.SSLError):
+                return  # best effort: the server expires the session itself
+            try:
+                await stream.send_all(delete.data)
+                await stream.receive_some(READ_SIZE)
+            except (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            finally:
+                _close_stream_now(stream)
+
+
+class HttpClient(AsyncHttpClientBase):
+    """A trio MCP client for one Streamable HTTP endpoint.  Create it with
+    :func:`connect_http`.  Same methods as the stdio :class:`Client`."""
+
+    _rt = _RUNTIME
+
+    def _new_connection(self) -> AsyncPump:
+        return _HttpConnection(self)
+
+
+def connect_http(url: str, *, headers: Mapping[str, str] | None = None,
+                 bearer_token: str | None = None, timeout: float = 60.0,
+                 client_info: Implementation | None = None, limits: Limits | None = None,
+                 protocol_version: str | None = None,
+                 on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
+                 roots: RootsSource | None = None,
+                 on_notification: NotificationCallback | None = None,
+                 era_memory: EraMemory | None = None,
+                 ssl_context: ssl.SSLContext | None = None,
+                 ca_file: str | os.PathLike[str] | None = None) -> HttpClient:
+    """A client for the Streamable HTTP endpoint ``url``; use it in ``async with``.
+
+    Same parameters and errors as :func:`mcp_proto_io.threads.connect_http`.  Cancelling a
+    call closes its stream (2026) or posts ``notifications/cancelled`` (handshake era).
+    Raises :class:`LocalProtocolError` for a bad URL.
+    """
+    return HttpClient(url, headers=headers, bearer_token=bearer_token, timeout=timeout,
+                      client_info=client_info, limits=limits,
+                      protocol_version=protocol_version, on_sampling=on_sampling,
+                      on_elicitation=on_elicitation, roots=roots,
+                      on_notification=on_notification, era_memory=era_memory,
+                      ssl_context=ssl_context, ca_file=ca_file)
