@@ -1,6 +1,6 @@
 """Run every benchmark (ours vs the official SDK) and print one summary.
 
-    python benchmarks/run_all.py            # full run (a few minutes; stdio, then HTTP)
+    python benchmarks/run_all.py            # full run (a few minutes; stdio, HTTP, async)
     python benchmarks/run_all.py --quick    # CI smoke run (well under a minute)
 
 ``--strict`` exits 1 when a target is missed (or cannot be judged because our library is not
@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C
+import bench_async
 import bench_core
 import bench_http
 import bench_stdio
@@ -43,12 +44,18 @@ def main(argv: list[str] | None = None) -> int:
     bench_stdio.print_report(stdio)
     http = bench_http.collect(quick=args.quick, pin=args.pin)
     bench_http.print_report(http)
+    aio = bench_async.collect(quick=args.quick, pin=args.pin, server=args.server)
+    bench_async.print_report(aio)
 
-    targets = [r for r in bench_stdio.rows(stdio) if r.target and not r.target.startswith("(")] + [
-        C.Row(**{**r.__dict__, "name": "http: " + r.name.strip()})
-        for r in bench_http.rows(http)
-        if r.target and not r.target.startswith("(")
-    ]
+    targets = (
+        [r for r in bench_stdio.rows(stdio) if r.target and not r.target.startswith("(")]
+        + [
+            C.Row(**{**r.__dict__, "name": "http: " + r.name.strip()})
+            for r in bench_http.rows(http)
+            if r.target and not r.target.startswith("(")
+        ]
+        + [r for r in bench_async.rows(aio) if r.target and not r.target.startswith("(")]
+    )
     C.print_table("summary: targets", targets)
     passed = sum(r.ok is True for r in targets)
     failed = sum(r.ok is False for r in targets)
@@ -60,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.json:
         Path(args.json).write_text(
-            json.dumps({"core": core, "stdio": stdio, "http": http}, indent=2)
+            json.dumps({"core": core, "stdio": stdio, "http": http, "async": aio}, indent=2)
         )
     return 1 if args.strict and (failed or unknown) else 0
 

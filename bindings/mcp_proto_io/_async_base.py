@@ -144,6 +144,9 @@ class Runtime(Protocol):
     def lock(self) -> Any:
         """A new lock usable as ``async with``."""
 
+    def event(self) -> Any:
+        """A new one-shot event (``set()``, ``await wait()``)."""
+
     def token(self) -> Any:
         """The running loop, for :meth:`run_soon_threadsafe` (None outside any loop)."""
 
@@ -173,6 +176,7 @@ class AsyncPump:
         self.exit_error: MCPError | None = None
         self.ready = False  # Ready was dispatched
         self.tasks: set[TaskHandle] = set()
+        self.watchers: list[Any] = []  # events set when a task ends (wait_closed)
         self.serving: dict[object, TaskHandle] = {}  # server request id -> handler task
         self.armed: float | None = None  # the deadline the timer is set for
         self.delete: HttpExchange | None = None  # HTTP: the DELETE to send on close
@@ -305,9 +309,15 @@ class AsyncPump:
 
     def spawn(self, name: str, fn: Callable[[], Coroutine[Any, Any, None]]) -> TaskHandle:
         """A background task of this connection (cancelled and awaited by close)."""
-        task = self.rt.spawn(name, fn, self.tasks.discard)
+        task = self.rt.spawn(name, fn, self._task_ended)
         self.tasks.add(task)
         return task
+
+    def _task_ended(self, task: TaskHandle) -> None:
+        self.tasks.discard(task)
+        watchers, self.watchers = self.watchers, []
+        for event in watchers:
+            event.set()
 
     def _serve(self, request: ServerRequest) -> None:
         if self.closing:
@@ -372,7 +382,9 @@ class AsyncPump:
         connection ended.  Cancelled meanwhile, it kills what is left at once and re-raises."""
         try:
             while any(not self.rt.is_current(t) for t in self.tasks):
-                await self.rt.sleep(SETTLE_POLL)
+                event = self.rt.event()
+                self.watchers.append(event)
+                await event.wait()
         except BaseException:
             self._force_finish()
             raise
@@ -389,6 +401,7 @@ class StdioPump(AsyncPump):
         self.stderr_done = False
         self.eof = False  # the end of the server was handled (EOF or exit without EOF)
         self.bytes_in = 0
+        self.pipes_closed = False
         self.next_poll = time.monotonic() + PROCESS_POLL_INTERVAL
         try:
             self.proc: subprocess.Popen[bytes] = spawn(client._command, env=client._env,
@@ -468,7 +481,12 @@ class StdioPump(AsyncPump):
         self._close_pipes()
 
     def _close_pipes(self) -> None:
-        """Close stdout and stderr (the server is gone, or killed)."""
+        """Close the pipes (the server is gone, or killed).  Idempotent."""
+        if not self.pipes_closed:
+            self.pipes_closed = True
+            self._close_pipes_once()
+
+    def _close_pipes_once(self) -> None:
         raise NotImplementedError
 
 
@@ -559,6 +577,7 @@ class AsyncClientBase:
         self._token: Any = None  # that loop, for close() from another thread
         self._closed = False
         self._ready: Ready | None = None
+        self._ending: list[AsyncPump] = []  # closed, maybe still stopping (aclose awaits)
 
     def _new_connection(self) -> AsyncPump:
         raise NotImplementedError
@@ -638,23 +657,25 @@ class AsyncClientBase:
             self._rt.run_soon_threadsafe(self._token, self._close_now)
 
     def _close_now(self) -> None:
-        self._close_connections()
-
-    def _close_connections(self) -> list[AsyncPump]:
         conns = [c for c in (self._connecting, self._conn) if c is not None]
         self._conn = None
         for conn in conns:
             conn.close()
-        return conns
+            if conn not in self._ending:
+                self._ending.append(conn)
 
     async def aclose(self) -> None:
         """End the connection and wait until it is over: stdio stops the server (close stdin,
         SIGTERM, SIGKILL on its process group); HTTP ends the session (DELETE) and closes the
-        sockets.  Pending calls fail with :class:`ConnectionClosed`.  From any task;
-        idempotent.  Cancelled while waiting, it kills the process group at once."""
+        sockets.  Pending calls fail with :class:`ConnectionClosed`.  From any task, also
+        after :meth:`close`; idempotent.  Cancelled while waiting, it kills the process
+        group at once."""
         self._closed = True
-        for conn in self._close_connections():
+        self._close_now()
+        for conn in list(self._ending):  # another task may be closing too
             await conn.wait_closed()
+            if conn in self._ending:
+                self._ending.remove(conn)
 
     async def __aenter__(self: _C) -> _C:
         return await self.connect()

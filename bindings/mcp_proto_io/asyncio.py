@@ -108,6 +108,10 @@ class _Runtime:
         return asyncio.Lock()
 
     @staticmethod
+    def event() -> asyncio.Event:
+        return asyncio.Event()
+
+    @staticmethod
     def token() -> asyncio.AbstractEventLoop | None:
         try:
             return asyncio.get_running_loop()
@@ -198,6 +202,10 @@ class _StdioConnection(_Timer, StdioPump):
     into: asyncio.WriteTransport | None = None
     writer: _PipeWriter
 
+    def __init__(self, client: Client) -> None:
+        super().__init__(client)
+        self.batch: list[bytes] = []  # output of this loop iteration, written at its end
+
     async def open(self) -> None:
         self.loop = loop = asyncio.get_running_loop()
         proc = self.proc
@@ -212,9 +220,22 @@ class _StdioConnection(_Timer, StdioPump):
         self.stderr_done = True
 
     def _write(self, data: bytes) -> None:
+        if self.batch or self.session.pending_count > 1:
+            # Other calls are in flight: send what this loop iteration produces in one write
+            # (one wake-up of the server instead of one per call).
+            if not self.batch:
+                self.loop.call_soon(self._write_batch)
+            self.batch.append(data)
+            return
         into = self.into
         if into is not None and not into.is_closing():
             into.write(data)  # writes now what the pipe takes, buffers the rest
+
+    def _write_batch(self) -> None:
+        batch, self.batch = self.batch, []
+        into = self.into
+        if into is not None and not into.is_closing():
+            into.write(b"".join(batch))
 
     def _close_transport(self) -> None:
         self._stop_timer()
@@ -223,7 +244,7 @@ class _StdioConnection(_Timer, StdioPump):
         elif self.proc.stdin is not None:
             self.proc.stdin.close()
 
-    def _close_pipes(self) -> None:
+    def _close_pipes_once(self) -> None:
         if self.into is not None and not self.writer.lost:
             self.into.abort()  # what the server never read is dropped
         for transport, f in ((self.out, self.proc.stdout), (self.err, self.proc.stderr)):

@@ -54,28 +54,37 @@ __all__ = ["Client", "HttpClient", "connect_http", "connect_stdio"]
 
 
 class _Waiter:
-    """A call's result: an event and a slot."""
+    """A call's result: a slot and the task parked on it (trio's lowest-level wait, lighter
+    than an Event for a wait that happens once per call)."""
 
-    __slots__ = ("error", "event", "on_progress", "value")
+    __slots__ = ("done", "error", "on_progress", "task", "value")
 
     def __init__(self, on_progress: ProgressCallback | None) -> None:
-        self.event = trio.Event()
+        self.done = False
         self.value: Any = None
         self.error: MCPError | None = None
+        self.task: trio.lowlevel.Task | None = None
         self.on_progress = on_progress
 
-    @property
-    def done(self) -> bool:
-        return self.event.is_set()
-
     def set(self, value: Any, error: MCPError | None) -> None:
-        if not self.event.is_set():
+        if not self.done:
+            self.done = True
             self.value = value
             self.error = error
-            self.event.set()
+            task, self.task = self.task, None
+            if task is not None:
+                trio.lowlevel.reschedule(task)
+
+    def _abort(self, _: Any) -> trio.lowlevel.Abort:
+        self.task = None  # cancelled: set() will not wake it
+        return trio.lowlevel.Abort.SUCCEEDED
 
     async def wait(self) -> Any:
-        await self.event.wait()
+        if self.done:
+            await trio.lowlevel.checkpoint()
+        else:
+            self.task = trio.lowlevel.current_task()
+            await trio.lowlevel.wait_task_rescheduled(self._abort)
         if self.error is not None:
             raise self.error
         return self.value
@@ -129,6 +138,10 @@ class _Runtime:
     @staticmethod
     def lock() -> trio.Lock:
         return trio.Lock()
+
+    @staticmethod
+    def event() -> trio.Event:
+        return trio.Event()
 
     @staticmethod
     def token() -> trio.lowlevel.TrioToken | None:
@@ -202,7 +215,8 @@ class _StdioConnection(_Timer, StdioPump):
 
     def __init__(self, client: Client) -> None:
         super().__init__(client)
-        self.backlog: list[memoryview] = []  # what the stdin pipe did not take yet
+        self.backlog: list[bytes | memoryview] = []  # for the writer task to send
+        self.writing = False  # the writer task holds bytes not fully written yet
         self.wake = trio.Event()
 
     async def open(self) -> None:
@@ -253,46 +267,51 @@ class _StdioConnection(_Timer, StdioPump):
         stdin = self.proc.stdin
         if stdin is None or stdin.closed:
             return
-        view = memoryview(data)
-        if not self.backlog:  # write now what the pipe takes; the writer does the rest
-            try:
-                view = view[os.write(stdin.fileno(), view):]
-            except BlockingIOError:
-                pass
-            except OSError:  # the server closed its stdin (it is exiting): EOF follows
-                return
-            if not view:
-                return
-        self.backlog.append(view)
-        self.wake.set()
+        if self.backlog or self.writing or self.session.pending_count > 1:
+            # Other calls are in flight: let the writer send this batch in one write (one
+            # wake-up of the server instead of one per call).
+            self.backlog.append(data)
+            self.wake.set()
+            return
+        view = memoryview(data)  # a lone call: write it now, the writer does any rest
+        try:
+            view = view[os.write(stdin.fileno(), view):]
+        except BlockingIOError:
+            pass
+        except OSError:  # the server closed its stdin (it is exiting): EOF follows
+            return
+        if view:
+            self.backlog.append(view)
+            self.wake.set()
 
     async def _writer(self) -> None:
         stdin = self.proc.stdin
         assert stdin is not None
+        backlog = self.backlog
         while True:
             await self.wake.wait()
             self.wake = trio.Event()
-            backlog = self.backlog
-            while backlog:
-                try:
-                    await trio.lowlevel.wait_writable(stdin.fileno())
-                    view = backlog[0]
-                    rest = view[os.write(stdin.fileno(), view):]
-                except BlockingIOError:
-                    continue
-                except (OSError, ValueError, trio.ClosedResourceError):
-                    backlog.clear()  # closed, or the server is exiting
-                    break
-                if rest:
-                    backlog[0] = rest
-                else:
-                    backlog.pop(0)
+            await trio.lowlevel.cancel_shielded_checkpoint()  # let this batch's callers add
+            self.writing = True
+            try:
+                while backlog:
+                    view = memoryview(backlog[0] if len(backlog) == 1 else b"".join(backlog))
+                    backlog.clear()
+                    while view:
+                        try:
+                            view = view[os.write(stdin.fileno(), view):]
+                        except BlockingIOError:
+                            await trio.lowlevel.wait_writable(stdin.fileno())
+            except (OSError, ValueError, trio.ClosedResourceError):
+                backlog.clear()  # closed, or the server is exiting
+            finally:
+                self.writing = False
 
     def _close_transport(self) -> None:
         self.backlog.clear()
         _close_fd(self.proc.stdin)  # EOF on the server's stdin: the polite way (L-10)
 
-    def _close_pipes(self) -> None:
+    def _close_pipes_once(self) -> None:
         _close_fd(self.proc.stdin)
         _close_fd(self.proc.stdout)
         _close_fd(self.proc.stderr)

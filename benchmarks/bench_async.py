@@ -1,0 +1,281 @@
+"""Async bindings over stdio: ours (``mcp_proto_io.asyncio`` / ``mcp_proto_io.trio``) vs the
+official SDK (mcp 2.3.0, ``Client(StdioServerParameters(...), mode="legacy")``), per runtime.
+
+Four clients, each in a fresh child process, talk to ``benchmarks/servers/fast_server.py``:
+
+* ours on asyncio: ``mcp_proto_io.asyncio.connect_stdio`` under ``asyncio.run``
+* the SDK on asyncio: ``Client`` under ``asyncio.run``
+* ours on trio: ``mcp_proto_io.trio.connect_stdio`` under ``trio.run``
+* the SDK on trio: ``Client`` under ``anyio.run(..., backend="trio")``
+
+(a) tools/call ``echo`` round trips/s: sequential (target ours/SDK >= 3 on the same runtime),
+    and 64 in flight: 64 tasks sharing one client (target ours/SDK >= 6)
+(b) import time in a fresh interpreter, best of N (target ``mcp_proto_io.asyncio`` <= 0.2 s)
+
+Run: ``python benchmarks/bench_async.py [--quick] [--server PATH] [--pin CPUS] [--json PATH]``
+"""
+
+# Imports of the libraries under test are deliberately lazy (availability, import cost).
+# ruff: noqa: PLC0415
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C
+import bench_stdio as S  # shared helpers: SDK client, result text, pooling, import timing
+
+ECHO_ARGS = {"text": "hello world"}
+RUNTIMES = ("asyncio", "trio")
+IMPLS = ("ours", "sdk")
+TARGETS = {
+    "seq": 3.0,  # ours/SDK calls/s >=, same runtime
+    "conc": 6.0,  # ours/SDK calls/s >=, same runtime
+    "import": 0.2,  # seconds <=, import mcp_proto_io.asyncio
+}
+# What a program pays to import each client.  The SDK rows add the anyio backend module that
+# ``anyio.run`` loads for the runtime (for trio this imports trio, as our trio binding does).
+IMPORTS = {
+    "ours-asyncio": "import mcp_proto_io.asyncio",
+    "ours-trio": "import mcp_proto_io.trio",
+    "sdk-asyncio": "from mcp import Client, StdioServerParameters; import anyio._backends._asyncio",
+    "sdk-trio": "from mcp import Client, StdioServerParameters; import anyio._backends._trio",
+}
+S.IMPORTS.update(IMPORTS)  # S.import_times looks the code up there
+
+
+# =========================================================================================
+# child side: one client on one runtime
+# =========================================================================================
+
+
+async def _in_tasks(runtime: str, worker: Callable[[], Awaitable[None]], count: int) -> None:
+    """Run ``count`` copies of ``worker`` as tasks of the runtime itself (no anyio)."""
+    if runtime == "trio":
+        import trio
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(count):
+                nursery.start_soon(worker)
+    else:
+        await asyncio.gather(*(worker() for _ in range(count)))
+
+
+async def throughput(
+    connect: Callable[[], Any],
+    runtime: str,
+    n_seq: int,
+    n_conc: int,
+    inflight: int,
+    repeats: int,
+) -> dict[str, Any]:
+    """Connect times, then sequential and ``inflight``-task round trips on one client."""
+    out: dict[str, Any] = {"connect": [], "seq": [], "conc": []}
+    for _ in range(3):
+        t0 = time.perf_counter()
+        async with connect() as c:
+            out["connect"].append(time.perf_counter() - t0)
+            await c.call_tool("echo", ECHO_ARGS)
+    async with connect() as c:
+        assert S._text_of(await c.call_tool("echo", ECHO_ARGS)) == ECHO_ARGS["text"]
+        per = n_conc // inflight
+
+        async def calls(count: int) -> None:
+            for _ in range(count):
+                await c.call_tool("echo", ECHO_ARGS)
+
+        async def worker() -> None:
+            await calls(per)
+
+        await calls(300)  # warm-up (the SDK's first call of a tool also sends tools/list)
+        for key, n, run in (
+            ("seq", n_seq, lambda: calls(n_seq)),
+            ("conc", per * inflight, lambda: _in_tasks(runtime, worker, inflight)),
+        ):
+            if key == "conc":
+                await run()  # one untimed round: the tasks' first calls
+            for _ in range(repeats):
+                gc.collect()
+                t0 = time.perf_counter()
+                await run()
+                out[key].append(n / (time.perf_counter() - t0))
+    return out
+
+
+def _ours_connect(runtime: str, server: Path) -> Callable[[], Any]:
+    if runtime == "trio":
+        from mcp_proto_io.trio import connect_stdio
+    else:
+        from mcp_proto_io.asyncio import connect_stdio
+    return lambda: connect_stdio([sys.executable, str(server)])
+
+
+def child_main(key: str, cfg: dict[str, Any]) -> dict[str, Any]:
+    """Run one client (``ours-asyncio``, ``sdk-trio``, ...) as ``cfg`` says; its result."""
+    impl, rt = key.split("-")
+    if cfg["pin"]:  # inherited by the server process the client spawns
+        os.sched_setaffinity(0, {int(c) for c in cfg["pin"].split(",")})
+    server = Path(cfg["server"])
+    if impl == "sdk":
+        connect = lambda: S._sdk_client(server)  # noqa: E731
+    else:
+        try:
+            connect = _ours_connect(rt, server)
+        except (ImportError, AttributeError) as exc:  # not written yet, or half written
+            return {"error": C.not_importable(exc)}
+    args = (connect, rt, cfg["n_seq"], cfg["n_conc"], cfg["inflight"], cfg["repeats"])
+    if rt == "asyncio":
+        return asyncio.run(throughput(*args))
+    if impl == "ours":
+        import trio
+
+        return trio.run(throughput, *args)
+    import anyio
+
+    return anyio.run(throughput, *args, backend="trio")
+
+
+# =========================================================================================
+# parent side
+# =========================================================================================
+
+
+def collect(
+    quick: bool = False, pin: str | None = None, server: str | None = None, **counts: int
+) -> dict[str, Any]:
+    """Run the four clients (interleaved) and the imports; ``counts`` may override
+    ``n_seq``, ``n_conc``, ``repeats``, ``rounds`` and ``import_runs``."""
+    inflight = 64
+    out: dict[str, Any] = {
+        "server": str(C.server_path(server)),
+        "n_seq": 300 if quick else 3000,
+        "n_conc": inflight * (10 if quick else 100),
+        "inflight": inflight,
+        "repeats": 3 if quick else 4,
+        "rounds": 1 if quick else 2,
+        "import_runs": 3 if quick else 5,
+        "pin": pin,
+        **counts,
+    }
+    argv = [sys.executable, str(Path(__file__).resolve()), "--config", json.dumps(out)]
+    # Interleave the four clients round by round so slow drift hits all of them alike.
+    runs: dict[str, list[dict]] = {f"{i}-{rt}": [] for rt in RUNTIMES for i in IMPLS}
+    for _ in range(out["rounds"]):
+        for key, results in runs.items():
+            results.append(C.run_child([*argv, "--child", key], 600))
+    for key, results in runs.items():
+        out[key] = S._pool(results)
+        res = S.import_times(key, out["import_runs"])
+        if key.startswith("ours") and "error" in res:
+            res["error"] = f"mcp_proto not importable: {res['error']}"
+        out[f"{key}_import"] = res
+    out["rows"] = [r.as_dict() for r in rows(out)]
+    return out
+
+
+def _calls_row(name: str, ours: dict, sdk: dict, key: str) -> C.Row:
+    """A calls/s row, judged on the ratio of the medians against TARGETS[key]."""
+    cells = [C.stat(res, res.get(key), higher=True) for res in (ours, sdk)]
+    row = C.Row(name, cells[0][0], cells[1][0], "calls/s", cells[0][1], cells[1][1])
+    limit = TARGETS[key]
+    row.target = f"ours/SDK >= {limit:g}"
+    row.ok = None if row.ratio_med is None else row.ratio_med >= limit
+    row.ok_best = row.ok is False and (row.ratio or 0) >= limit
+    return row
+
+
+def rows(out: dict) -> list[C.Row]:
+    """Targets are judged on medians (import: on the best of N, as specified)."""
+    r: list[C.Row] = []
+    for rt in RUNTIMES:
+        ours, sdk = out[f"ours-{rt}"], out[f"sdk-{rt}"]
+        r.append(_calls_row(f"{rt}: sequential echo", ours, sdk, "seq"))
+        r.append(_calls_row(f"{rt}: {out['inflight']}-in-flight echo", ours, sdk, "conc"))
+        # Import: best of N only (no median), judged on the best as specified.
+        best = [
+            C.stat(x, x.get("times"), higher=False)[0]
+            for x in (out[f"ours-{rt}_import"], out[f"sdk-{rt}_import"])
+        ]
+        imp = C.Row(f"{rt}: import (fresh process)", best[0], best[1], "s", target="(info)")
+        if rt == "asyncio":
+            limit = TARGETS["import"]
+            imp.target = f"ours <= {limit:g} s"
+            seconds = C.num(imp.ours)
+            imp.ok = None if seconds is None else seconds <= limit
+        r.append(imp)
+        (ours_con, ours_med), (sdk_con, sdk_med) = (
+            C.stat(x, x.get("connect"), higher=False) for x in (ours, sdk)
+        )
+        r.append(
+            C.Row(
+                f"{rt}: connect (spawn + initialize)",
+                ours_con,
+                sdk_con,
+                "s",
+                ours_med,
+                sdk_med,
+                "(info) SDK mode=legacy",
+            )
+        )
+    return r
+
+
+def print_report(out: dict) -> None:
+    reps = out["repeats"] * out["rounds"]
+    C.print_table(
+        f"async bindings over stdio vs {Path(out['server']).name}: best (median) of {reps} "
+        f"repeats of seq n={out['n_seq']} and {out['inflight']}-in-flight n={out['n_conc']}; "
+        f"import best of {out['import_runs']}"
+        + (f"; pinned to CPU {out['pin']}" if out.get("pin") else ""),
+        rows(out),
+    )
+    print("  per-repeat calls/s")
+    for key in (f"{i}-{rt}" for rt in RUNTIMES for i in IMPLS):
+        res = out[key]
+        if "error" in res:
+            print(f"  {key:12s} error: {res['error']}")
+        for metric in ("seq", "conc"):
+            if res.get(metric):
+                print(f"  {key:12s} {metric:4s} " + ", ".join(f"{x:,.0f}" for x in res[metric]))
+    print("  import code timed:")
+    for key, code in IMPORTS.items():
+        print(f"  {key:12s} {code}")
+    print(flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="short smoke run (about 10 s)")
+    ap.add_argument("--server", help="server script (default benchmarks/servers/fast_server.py)")
+    ap.add_argument("--pin", metavar="CPUS", help="pin clients+server to CPUs, e.g. 0 or 0,1")
+    ap.add_argument("--json", metavar="PATH", help="also write results as JSON")
+    ap.add_argument("--child", help=argparse.SUPPRESS)  # internal: ours-asyncio, sdk-trio, ...
+    ap.add_argument("--config", help=argparse.SUPPRESS)  # internal: collect()'s settings
+    args = ap.parse_args(argv)
+    if not args.child:
+        out = collect(args.quick, args.pin, args.server)
+        print_report(out)
+        if args.json:
+            Path(args.json).write_text(json.dumps(out, indent=2))
+        return 0
+    try:
+        res = child_main(args.child, json.loads(args.config))
+    except Exception as exc:
+        C.emit({"error": f"{type(exc).__name__}: {exc}"})
+        raise
+    C.emit(res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
