@@ -17,6 +17,7 @@ import os
 import subprocess
 import time
 import traceback
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar, cast
 
@@ -180,6 +181,8 @@ class AsyncPump:
         self.serving: dict[object, TaskHandle] = {}  # server request id -> handler task
         self.armed: float | None = None  # the deadline the timer is set for
         self.delete: HttpExchange | None = None  # HTTP: the DELETE to send on close
+        self.notifications = _Serial(self, "mcp-proto-notification")
+        self.progress: dict[Waiter, _Serial] = {}  # calls whose async progress callbacks run
         self.finished: TaskHandle | None = None  # the task that finishes the close
 
     # -- what subclasses provide ------------------------------------------------------------
@@ -228,10 +231,15 @@ class AsyncPump:
                    on_progress: ProgressCallback | None = None) -> Any:
         """Start an operation and await its value.  Cancelled while waiting (the runtime's
         cancellation), the operation is cancelled in the core, which tells the server (legacy:
-        ``notifications/cancelled``; 2026 HTTP: the request's stream is closed)."""
+        ``notifications/cancelled``; 2026 HTTP: the request's stream is closed).  Async
+        progress callbacks of the call have all finished when it returns or raises."""
         handle, waiter = self.start(op, on_progress)
         try:
-            return await waiter.wait()
+            value = await waiter.wait()
+        except MCPError:
+            if self.progress:
+                await self._progress_done(waiter)
+            raise
         except BaseException:
             if not waiter.done and not self.closed:
                 self.waiters.pop(handle, None)
@@ -240,7 +248,16 @@ class AsyncPump:
                 except LocalProtocolError:  # the handshake: the caller closes the connection
                     pass
                 self._after()
+            self.progress.pop(waiter, None)
             raise
+        if self.progress:
+            await self._progress_done(waiter)
+        return value
+
+    async def _progress_done(self, waiter: Waiter) -> None:
+        serial = self.progress.pop(waiter, None)
+        if serial is not None:
+            await serial.drained()
 
     def notify(self, send: Callable[[ClientSession], None]) -> None:
         if self.closed:
@@ -273,7 +290,10 @@ class AsyncPump:
             elif t is Progress:
                 waiter = waiters.get(event.handle)  # type: ignore[union-attr]
                 if waiter is not None and waiter.on_progress is not None:
-                    self._callback(waiter.on_progress, event)
+                    serial = self.progress.get(waiter)
+                    if serial is None:
+                        serial = self.progress[waiter] = _Serial(self, "mcp-proto-progress")
+                    self._callback(waiter.on_progress, event, serial)
             elif t is Ready:
                 self.ready = True
                 waiter = waiters.pop(event.handle, None)  # type: ignore[union-attr]
@@ -291,21 +311,18 @@ class AsyncPump:
                 # A connection that never became Ready (a failed probe the client recovers
                 # from, a handshake that failed and raised) ends without telling the host.
                 if client._on_notification is not None and (self.ready or t is not Closed):
-                    self._callback(client._on_notification, event)
+                    self._callback(client._on_notification, event, self.notifications)
 
-    def _callback(self, fn: Callable[[Any], object], event: Event) -> None:
+    @staticmethod
+    def _callback(fn: Callable[[Any], object], event: Event, serial: _Serial) -> None:
+        """Call a host callback; an async one is awaited in ``serial`` (in arrival order)."""
         try:
             outcome = fn(event)
         except Exception:  # a host callback must not break the connection
             traceback.print_exc()
             return
         if inspect.isawaitable(outcome):
-            awaitable = outcome
-
-            async def run() -> None:
-                await awaitable
-
-            self.spawn("mcp-proto-callback", run)
+            serial.add(outcome)
 
     def spawn(self, name: str, fn: Callable[[], Coroutine[Any, Any, None]]) -> TaskHandle:
         """A background task of this connection (cancelled and awaited by close)."""
@@ -388,6 +405,48 @@ class AsyncPump:
         except BaseException:
             self._force_finish()
             raise
+
+
+class _Serial:
+    """Awaitables run one after another in one task of the connection, in arrival order (the
+    async callbacks of one call's progress, or of notifications)."""
+
+    def __init__(self, pump: AsyncPump, name: str) -> None:
+        self.pump = pump
+        self.name = name
+        self.queue: deque[Awaitable[object]] = deque()
+        self.task: TaskHandle | None = None
+        self.idle: list[Any] = []  # events set when the queue is drained
+
+    def add(self, awaitable: Awaitable[object]) -> None:
+        self.queue.append(awaitable)
+        if self.task is None:
+            self.task = self.pump.spawn(self.name, self._run)
+
+    async def _run(self) -> None:
+        queue = self.queue
+        try:
+            while queue:
+                try:
+                    await queue.popleft()
+                except Exception:  # a host callback must not break the connection
+                    traceback.print_exc()
+        finally:
+            self.task = None
+            for awaitable in queue:  # cancelled by close: never awaited, never warned about
+                if inspect.iscoroutine(awaitable):
+                    awaitable.close()
+            queue.clear()
+            idle, self.idle = self.idle, []
+            for event in idle:
+                event.set()
+
+    async def drained(self) -> None:
+        """Return once every awaitable added so far has run."""
+        if self.task is not None:
+            event = self.pump.rt.event()
+            self.idle.append(event)
+            await event.wait()
 
 
 class StdioPump(AsyncPump):
