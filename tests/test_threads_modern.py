@@ -246,7 +246,7 @@ def test_modern_envelope_on_every_request() -> None:
         assert client.server_info == Implementation(name="modern-scripted", version="1.0.0")
         assert client.capabilities["resources"] == {"subscribe": True, "listChanged": True}
         assert [t.name for t in client.list_tools()] == [
-            "echo", "received", "ask", "touch", "change_tools"]
+            "echo", "received", "ask", "touch", "change_tools", "hang"]
         assert client.call_tool("echo", {"text": "x"}).text == "x"
         assert resource_text(client.read_resource("demo://a")) == "content of a"
         client.ping()  # 4.5: no ping in 2026-07-28; a server/discover stands in for it

@@ -19,7 +19,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, ParamSpec, Protocol, TypeVar, cast
 
 from mcp_proto import (
     CallToolResult,
@@ -57,6 +57,8 @@ from ._handlers import Handler, Handlers, NotificationCallback, ProgressCallback
 from ._process import StderrTail, argv_of, kill_process_tree, spawn, stop_process_tree_async
 
 __all__ = [
+    "HTTP_DOC",
+    "STDIO_DOC",
     "AsyncClientBase",
     "AsyncHttpClientBase",
     "AsyncPump",
@@ -66,6 +68,7 @@ __all__ = [
     "StdioPump",
     "TaskHandle",
     "Waiter",
+    "connector",
 ]
 
 #: Bytes asked of a pipe or socket per read; a read that fills it switches to
@@ -106,6 +109,43 @@ DELETE_TIMEOUT = 2.0
 DEFAULT_CLIENT_INFO = Implementation(name="mcp-proto", version="0.1.0")
 
 _C = TypeVar("_C", bound="AsyncClientBase")
+_P = ParamSpec("_P")
+_K = TypeVar("_K")
+
+STDIO_DOC = """A client for the stdio server started by ``command``; use it in ``async with``.
+
+    Same parameters as :func:`mcp_proto_io.threads.connect_stdio`: ``env`` is merged over the
+    environment, ``timeout`` (seconds) bounds the handshake and is each call's default total
+    deadline, ``protocol_version`` pins one version (``ValueError`` for an unknown one), and
+    declaring ``on_sampling``, ``on_elicitation`` or ``roots`` (plain or async functions)
+    declares the matching client capability.  The server starts (and the handshake runs) when
+    the block is entered or at the first call; leaving the block (also by cancellation) stops
+    the server's whole process group.  See the client class for the errors.
+    """
+
+HTTP_DOC = """A client for the Streamable HTTP endpoint ``url``; use it in ``async with``.
+
+    Same parameters and errors as :func:`mcp_proto_io.threads.connect_http`: the era is
+    chosen per origin, ``headers`` go on every request, ``bearer_token`` becomes
+    ``Authorization: Bearer``, TLS verifies against the system's CAs (or ``ca_file`` /
+    ``ssl_context``).  Cancelling a call closes its stream (2026) or posts
+    ``notifications/cancelled`` (handshake era).  Raises :class:`LocalProtocolError` for a
+    bad URL.
+    """
+
+
+def connector(cls: Callable[_P, _K], name: str, doc: str) -> Callable[_P, _K]:
+    """``connect_stdio`` / ``connect_http`` of a runtime module: the client class's
+    constructor under the name users know, with its exact signature."""
+
+    def connect(*args: _P.args, **kwargs: _P.kwargs) -> _K:
+        return cls(*args, **kwargs)
+
+    connect.__name__ = connect.__qualname__ = name
+    connect.__doc__ = doc
+    connect.__signature__ = inspect.signature(cls).replace(  # type: ignore[attr-defined]
+        return_annotation=getattr(cls, "__name__", None))
+    return connect
 
 
 class Waiter(Protocol):

@@ -22,49 +22,52 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import ssl
 import time
 import traceback
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine
 from typing import Any, cast
 
-from mcp_proto import ConnectionClosed, Implementation, Limits, MCPError
+from mcp_proto import ConnectionClosed, MCPError
 from mcp_proto._http import HttpExchange
 
 from ._async_base import (
     CONNECT_TIMEOUT,
     DELETE_TIMEOUT,
+    HTTP_DOC,
     MAX_IDLE_CONNECTIONS,
+    STDIO_DOC,
     AsyncHttpClientBase,
     AsyncPump,
     AsyncStdioClientBase,
     HttpPump,
     StdioPump,
     TaskHandle,
+    connector,
 )
-from ._era import EraMemory
-from ._handlers import Handler, NotificationCallback, ProgressCallback, RootsSource
+from ._handlers import ProgressCallback
 
 __all__ = ["Client", "HttpClient", "connect_http", "connect_stdio"]
 
 
 class _Waiter:
-    """A call's result: a future of the running loop."""
+    """A call's result: a future of the running loop.  ``done`` means a result or error was
+    delivered (a future cancelled with its awaiting task is not done in this sense: the call
+    must still be cancelled on the server)."""
 
-    __slots__ = ("fut", "on_progress")
+    __slots__ = ("done", "fut", "on_progress")
 
     def __init__(self, on_progress: ProgressCallback | None) -> None:
         self.fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.on_progress = on_progress
-
-    @property
-    def done(self) -> bool:
-        return self.fut.done()
+        self.done = False
 
     def set(self, value: Any, error: MCPError | None) -> None:
-        fut = self.fut
-        if not fut.done():  # a cancelled caller's future is done already
+        if not self.done:
+            self.done = True
+            fut = self.fut
+            if fut.done():  # its caller was cancelled: nobody reads it
+                return
             if error is None:
                 fut.set_result(value)
             else:
@@ -268,27 +271,7 @@ class Client(AsyncStdioClientBase):
         return _StdioConnection(self)
 
 
-def connect_stdio(command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
-                  cwd: str | os.PathLike[str] | None = None, timeout: float = 60.0,
-                  client_info: Implementation | None = None, limits: Limits | None = None,
-                  protocol_version: str | None = None,
-                  on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
-                  roots: RootsSource | None = None,
-                  on_notification: NotificationCallback | None = None,
-                  era_memory: EraMemory | None = None) -> Client:
-    """A client for the stdio server started by ``command``; use it in ``async with``.
-
-    The server starts (and the handshake runs) when the block is entered or at the first
-    call.  ``timeout`` (seconds) bounds the handshake and is each call's default total
-    deadline.  ``protocol_version`` pins one version (``ValueError`` for an unknown one).
-    Declaring ``on_sampling``, ``on_elicitation`` or ``roots`` (plain or async functions)
-    declares the matching client capability.  Leaving the block (also by cancellation)
-    stops the server's whole process group.  See :class:`Client` for the errors.
-    """
-    return Client(command, env=env, cwd=cwd, timeout=timeout, client_info=client_info,
-                  limits=limits, protocol_version=protocol_version,
-                  on_sampling=on_sampling, on_elicitation=on_elicitation,
-                  roots=roots, on_notification=on_notification, era_memory=era_memory)
+connect_stdio = connector(Client, "connect_stdio", STDIO_DOC)
 
 
 # -- Streamable HTTP ----------------------------------------------------------------------------
@@ -455,28 +438,4 @@ class HttpClient(AsyncHttpClientBase):
         return _HttpConnection(self)
 
 
-def connect_http(url: str, *, headers: Mapping[str, str] | None = None,
-                 bearer_token: str | None = None, timeout: float = 60.0,
-                 client_info: Implementation | None = None, limits: Limits | None = None,
-                 protocol_version: str | None = None,
-                 on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
-                 roots: RootsSource | None = None,
-                 on_notification: NotificationCallback | None = None,
-                 era_memory: EraMemory | None = None,
-                 ssl_context: ssl.SSLContext | None = None,
-                 ca_file: str | os.PathLike[str] | None = None) -> HttpClient:
-    """A client for the Streamable HTTP endpoint ``url``; use it in ``async with``.
-
-    Same parameters and errors as :func:`mcp_proto_io.threads.connect_http`: the era is
-    chosen per origin, ``headers`` go on every request, ``bearer_token`` becomes
-    ``Authorization: Bearer``, TLS verifies against the system's CAs (or ``ca_file`` /
-    ``ssl_context``).  Cancelling a call closes its stream (2026) or posts
-    ``notifications/cancelled`` (handshake era).  Raises :class:`LocalProtocolError` for a
-    bad URL.
-    """
-    return HttpClient(url, headers=headers, bearer_token=bearer_token, timeout=timeout,
-                      client_info=client_info, limits=limits,
-                      protocol_version=protocol_version, on_sampling=on_sampling,
-                      on_elicitation=on_elicitation, roots=roots,
-                      on_notification=on_notification, era_memory=era_memory,
-                      ssl_context=ssl_context, ca_file=ca_file)
+connect_http = connector(HttpClient, "connect_http", HTTP_DOC)

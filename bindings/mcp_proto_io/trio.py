@@ -26,29 +26,31 @@ import select
 import ssl
 import time
 import traceback
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine
 from typing import Any, cast
 
 import trio
 
-from mcp_proto import ConnectionClosed, Implementation, Limits, MCPError
+from mcp_proto import ConnectionClosed, MCPError
 from mcp_proto._http import HttpExchange
 
 from ._async_base import (
     BIG_READ_SIZE,
     CONNECT_TIMEOUT,
     DELETE_TIMEOUT,
+    HTTP_DOC,
     MAX_IDLE_CONNECTIONS,
     READ_SIZE,
+    STDIO_DOC,
     AsyncHttpClientBase,
     AsyncPump,
     AsyncStdioClientBase,
     HttpPump,
     StdioPump,
     TaskHandle,
+    connector,
 )
-from ._era import EraMemory
-from ._handlers import Handler, NotificationCallback, ProgressCallback, RootsSource
+from ._handlers import ProgressCallback
 
 __all__ = ["Client", "HttpClient", "connect_http", "connect_stdio"]
 
@@ -331,27 +333,7 @@ class Client(AsyncStdioClientBase):
         return _StdioConnection(self)
 
 
-def connect_stdio(command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
-                  cwd: str | os.PathLike[str] | None = None, timeout: float = 60.0,
-                  client_info: Implementation | None = None, limits: Limits | None = None,
-                  protocol_version: str | None = None,
-                  on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
-                  roots: RootsSource | None = None,
-                  on_notification: NotificationCallback | None = None,
-                  era_memory: EraMemory | None = None) -> Client:
-    """A client for the stdio server started by ``command``; use it in ``async with``.
-
-    The server starts (and the handshake runs) when the block is entered or at the first
-    call.  ``timeout`` (seconds) bounds the handshake and is each call's default total
-    deadline.  ``protocol_version`` pins one version (``ValueError`` for an unknown one).
-    Declaring ``on_sampling``, ``on_elicitation`` or ``roots`` (plain or async functions)
-    declares the matching client capability.  Leaving the block (also by cancellation)
-    stops the server's whole process group.  See :class:`Client` for the errors.
-    """
-    return Client(command, env=env, cwd=cwd, timeout=timeout, client_info=client_info,
-                  limits=limits, protocol_version=protocol_version,
-                  on_sampling=on_sampling, on_elicitation=on_elicitation,
-                  roots=roots, on_notification=on_notification, era_memory=era_memory)
+connect_stdio = connector(Client, "connect_stdio", STDIO_DOC)
 
 
 # -- Streamable HTTP ----------------------------------------------------------------------------
@@ -486,25 +468,4 @@ class HttpClient(AsyncHttpClientBase):
         return _HttpConnection(self)
 
 
-def connect_http(url: str, *, headers: Mapping[str, str] | None = None,
-                 bearer_token: str | None = None, timeout: float = 60.0,
-                 client_info: Implementation | None = None, limits: Limits | None = None,
-                 protocol_version: str | None = None,
-                 on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
-                 roots: RootsSource | None = None,
-                 on_notification: NotificationCallback | None = None,
-                 era_memory: EraMemory | None = None,
-                 ssl_context: ssl.SSLContext | None = None,
-                 ca_file: str | os.PathLike[str] | None = None) -> HttpClient:
-    """A client for the Streamable HTTP endpoint ``url``; use it in ``async with``.
-
-    Same parameters and errors as :func:`mcp_proto_io.threads.connect_http`.  Cancelling a
-    call closes its stream (2026) or posts ``notifications/cancelled`` (handshake era).
-    Raises :class:`LocalProtocolError` for a bad URL.
-    """
-    return HttpClient(url, headers=headers, bearer_token=bearer_token, timeout=timeout,
-                      client_info=client_info, limits=limits,
-                      protocol_version=protocol_version, on_sampling=on_sampling,
-                      on_elicitation=on_elicitation, roots=roots,
-                      on_notification=on_notification, era_memory=era_memory,
-                      ssl_context=ssl_context, ca_file=ca_file)
+connect_http = connector(HttpClient, "connect_http", HTTP_DOC)

@@ -22,7 +22,7 @@ Below, ``SID`` stands for ``"io.modelcontextprotocol/subscriptionId"``.
   "listChanged": true}, "prompts": {}}, "_meta": {"io.modelcontextprotocol/serverInfo":
   {"name": "modern-scripted", "version": "1.0.0"}}, "ttlMs": 0}``.
 * ``tools/list`` -> ``{"resultType": "complete", "tools": [echo, received, ask, touch,
-  change_tools], "ttlMs": 0}`` (no ``nextCursor``, no ``cacheScope``; see ``list-ttl``).
+  change_tools, hang], "ttlMs": 0}`` (no ``nextCursor``, no ``cacheScope``; see ``list-ttl``).
   ``resources/list`` -> ``{"resultType": "complete", "resources": [{"uri": "demo://a",
   "name": "a", "mimeType": "text/plain"}], "ttlMs": 0}``; ``resources/read {uri: "demo://a"}``
   -> ``{"resultType": "complete", "contents": [{"uri": "demo://a", "mimeType": "text/plain",
@@ -32,6 +32,7 @@ Below, ``SID`` stands for ``"io.modelcontextprotocol/subscriptionId"``.
   "text": ...}]}``. Unknown tool -> -32602 ``"Unknown tool: <name>"``.
 
   - ``echo {text}`` -> ``text``.
+  - ``hang`` -> never answered (for cancellation tests: ``received`` shows what came after).
   - ``received`` -> ``json.dumps(messages)``: every message read so far (requests,
     notifications, anything that parsed as JSON), in arrival order, including this call.
   - ``ask`` (MRTR). A call without ``requestState`` and without ``inputResponses`` is a first
@@ -172,7 +173,8 @@ RECEIVED_TOOL = _tool("received", "Every message received so far, as JSON.", {},
 ASK_TOOL = _tool("ask", "Ask the user for a name (MRTR).", {}, [])
 TOUCH_TOOL = _tool("touch", "Send resources/updated for uri.", {"uri": STRING}, ["uri"])
 CHANGE_TOOL = _tool("change_tools", "Send tools/list_changed.", {}, [])
-MODERN_TOOLS = [ECHO_TOOL, RECEIVED_TOOL, ASK_TOOL, TOUCH_TOOL, CHANGE_TOOL]
+HANG_TOOL = _tool("hang", "Never answers.", {}, [])
+MODERN_TOOLS = [ECHO_TOOL, RECEIVED_TOOL, ASK_TOOL, TOUCH_TOOL, CHANGE_TOOL, HANG_TOOL]
 LEGACY_TOOLS = [ECHO_TOOL, RECEIVED_TOOL]
 
 
@@ -365,7 +367,7 @@ class Server:
             return None
         raise ProtocolError(-32601, "Method not found")
 
-    def modern_call(self, request_id: RequestId, params: JSONObject) -> JSONObject:
+    def modern_call(self, request_id: RequestId, params: JSONObject) -> JSONObject | None:
         name = params.get("name")
         arguments = params.get("arguments")
         if not isinstance(arguments, dict):
@@ -377,6 +379,8 @@ class Server:
             return result
         if name == "received":
             return _text(json.dumps(self.received))
+        if name == "hang":
+            return None
         if name == "ask":
             return self.ask(request_id, params)
         if name == "touch":

@@ -257,6 +257,30 @@ async def add_tool(name: str, ctx: Context[Any, Any]) -> str:
     return f"added {name}"
 
 
+# What became of each sleep call: "started", then "slept", or "cancelled" when the SDK
+# cancelled its handler (legacy: notifications/cancelled; 2026: the request's stream closed).
+_sleeps: list[str] = []
+
+
+@server.tool()
+async def sleep(seconds: float) -> str:
+    """Sleep, recording that the call started and whether it ended or was cancelled."""
+    _sleeps.append("started")
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        _sleeps.append("cancelled")
+        raise
+    _sleeps.append("slept")
+    return "slept"
+
+
+@server.tool()
+def sleeps() -> list[str]:
+    """The outcome of every sleep call so far."""
+    return list(_sleeps)
+
+
 @server.tool()
 def end_subscriptions() -> str:
     """End every open subscriptions/listen stream gracefully (final result per stream)."""
