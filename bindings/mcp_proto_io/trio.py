@@ -339,6 +339,15 @@ connect_stdio = connector(Client, "connect_stdio", STDIO_DOC)
 # -- Streamable HTTP ----------------------------------------------------------------------------
 
 
+def _reason(exc: BaseException) -> str:
+    """What went wrong, for the error message: trio's BrokenResourceError carries the real
+    cause (an ``ssl.SSLCertVerificationError``, a reset) in ``__cause__``."""
+    parts = [str(exc) or type(exc).__name__]
+    if exc.__cause__ is not None:
+        parts.append(str(exc.__cause__) or type(exc.__cause__).__name__)
+    return ": ".join(parts)
+
+
 def _socket_of(stream: trio.abc.Stream) -> Any:
     inner: Any = stream.transport_stream if isinstance(stream, trio.SSLStream) else stream
     return inner.socket
@@ -404,7 +413,7 @@ class _HttpConnection(_Timer, HttpPump):
         except (OSError, trio.TooSlowError, trio.BrokenResourceError, ssl.SSLError) as exc:
             self.running_tasks.pop(ex.id, None)
             self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: cannot connect to "
-                                            f"{self.target.authority}: {exc}"))
+                                            f"{self.target.authority}: {_reason(exc)}"))
             self._exchange_ended()
             return
         try:
@@ -419,7 +428,8 @@ class _HttpConnection(_Timer, HttpPump):
                     break
         except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             if not ex.done and not self.closing:
-                self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: connection lost: {exc}"))
+                self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: connection lost: "
+                                                f"{_reason(exc)}"))
         finally:
             if self.running_tasks.pop(ex.id, None) is not None:
                 self._exchange_ended()

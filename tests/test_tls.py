@@ -1,5 +1,5 @@
-"""TLS for Streamable HTTP: certificates are verified by default, and a CA file (or an
-``ssl.SSLContext``) is how a host trusts a private one."""
+"""TLS for Streamable HTTP, in every binding: certificates are verified by default, and a CA
+file (or an ``ssl.SSLContext``) is how a host trusts a private one."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from _bindings import BINDINGS, Binding, run
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from mcp_proto_io.threads import connect_http
 
 from mcp_proto import ConnectionClosed
 
@@ -98,14 +98,36 @@ def tls_url(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         thread.join(5)
 
 
-def test_an_unknown_certificate_is_refused(tls_url: tuple[str, Path]) -> None:
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_an_unknown_certificate_is_refused(binding: str, tls_url: tuple[str, Path]) -> None:
     url, _cert = tls_url
-    with pytest.raises(ConnectionClosed, match="CERTIFICATE_VERIFY_FAILED"), \
-            connect_http(url, timeout=5, protocol_version="2025-11-25"):
-        pass
+
+    async def scenario(b: Binding) -> None:
+        with pytest.raises(ConnectionClosed, match="CERTIFICATE_VERIFY_FAILED"):
+            async with b.connect_http(url, timeout=5, protocol_version="2025-11-25"):
+                pass
+
+    run(binding, scenario)
 
 
-def test_a_ca_file_trusts_it(tls_url: tuple[str, Path]) -> None:
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_a_ca_file_trusts_it(binding: str, tls_url: tuple[str, Path]) -> None:
     url, cert = tls_url
-    with connect_http(url, timeout=5, ca_file=cert) as client:
-        assert client.server_info.name == "tls" and client.list_tools() == []
+
+    async def scenario(b: Binding) -> None:
+        async with b.connect_http(url, timeout=5, ca_file=cert) as client:
+            assert client.server_info.name == "tls" and await client.list_tools() == []
+
+    run(binding, scenario)
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_an_ssl_context_trusts_it(binding: str, tls_url: tuple[str, Path]) -> None:
+    url, cert = tls_url
+    context = ssl.create_default_context(cafile=str(cert))
+
+    async def scenario(b: Binding) -> None:
+        async with b.connect_http(url, timeout=5, ssl_context=context) as client:
+            assert client.server_info.name == "tls"
+
+    run(binding, scenario)
