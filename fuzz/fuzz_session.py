@@ -85,12 +85,15 @@ from mcp_proto import (
 )
 from mcp_proto._jsonrpc import ErrorResponse, Notification, Request, Response, decode
 from mcp_proto._modern import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, Discovered
+from mcp_proto._tasks import TASKS_EXTENSION
 
 CLIENT_CAPS: dict[str, Any] = {
     "sampling": {},
     "elicitation": {"form": {}, "url": {}},
     "roots": {"listChanged": True},
 }
+#: What a modern request declares: the host's capabilities and the tasks extension (TX-01).
+MODERN_CLIENT_CAPS: dict[str, Any] = {**CLIENT_CAPS, "extensions": {TASKS_EXTENSION: {}}}
 SERVER_CAPS: dict[str, Any] = {
     "tools": {"listChanged": True},
     "resources": {"subscribe": True},
@@ -786,7 +789,8 @@ class _Run:
         version = meta.get(PROTOCOL_VERSION_KEY) if type(meta) is dict else None
         if msg.method == "server/discover" or (s.era == "modern" and msg.method != "initialize"):
             assert type(meta) is dict and version in MODERN_VERSIONS and \
-                meta.get(CAPABILITIES_KEY) == CLIENT_CAPS, f"{msg.method} _meta {meta!r}"[:300]
+                meta.get(CAPABILITIES_KEY) == MODERN_CLIENT_CAPS, \
+                f"{msg.method} _meta {meta!r}"[:300]
         else:
             assert version is None, f"handshake-era {msg.method} with _meta {meta!r}"[:300]
         pending = s._pending.get(rid)

@@ -39,12 +39,21 @@ from ._events import (
     ServerRequest,
     ServerRequestCancelled,
     SubscriptionEnded,
+    TaskStatus,
 )
 from ._jsonrpc import RequestId
 from ._limits import Limits
 from ._ndjson import NdjsonFramer, Oversize
 from ._session import ClientSession, SessionStats
 from ._state import State
+from ._tasks import (
+    RELATED_TASK_KEY,
+    TASKS_EXTENSION,
+    Task,
+    TaskCancelled,
+    TaskNotFound,
+    TaskStateError,
+)
 from ._types import (
     AudioContent,
     BlobResourceContents,
@@ -85,6 +94,8 @@ __all__ = [
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
     "MODERN_VERSIONS",
+    "RELATED_TASK_KEY",
+    "TASKS_EXTENSION",
     "AudioContent",
     "BadMessage",
     "BlobResourceContents",
@@ -137,6 +148,11 @@ __all__ = [
     "SessionStats",
     "State",
     "SubscriptionEnded",
+    "Task",
+    "TaskCancelled",
+    "TaskNotFound",
+    "TaskStateError",
+    "TaskStatus",
     "TextContent",
     "TextResourceContents",
     "Tool",

@@ -12,6 +12,7 @@ from typing import Any
 
 from ._errors import MCPError
 from ._jsonrpc import RequestId
+from ._tasks import Task
 from ._types import Implementation
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "ServerRequest",
     "ServerRequestCancelled",
     "SubscriptionEnded",
+    "TaskStatus",
 ]
 
 
@@ -160,8 +162,18 @@ class Closed:
     error: MCPError | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskStatus:
+    """The call ``handle`` runs as a task, and the task is now ``task`` (section 9): emitted
+    when the task is created and at every change of status or message a poll shows.  The
+    call still ends with one :class:`Completed` or :class:`Failed`."""
+
+    handle: RequestHandle
+    task: Task
+
+
 Event = (
     Ready | Completed | Failed | Progress | ServerRequest | ServerRequestCancelled
     | LogMessage | ListChanged | ResourceUpdated | OtherNotification | BadMessage | Closed
-    | SubscriptionEnded
+    | SubscriptionEnded | TaskStatus
 )

@@ -54,6 +54,7 @@ from ._events import (
     ServerRequest,
     ServerRequestCancelled,
     SubscriptionEnded,
+    TaskStatus,
 )
 from ._jsonrpc import ErrorResponse, Notification, Request, RequestId, Response, decode, dumps
 from ._limits import Limits
@@ -72,6 +73,16 @@ from ._modern import (
 from ._ndjson import NdjsonFramer, Oversize
 from ._operations import ListWalk
 from ._state import Input, State, allowed_to_send, transition
+from ._tasks import (
+    TASKS_EXTENSION,
+    Task,
+    TaskCancelled,
+    TaskNotFound,
+    TaskStateError,
+    legal_transition,
+    parse_task,
+    poll_delay,
+)
 from ._types import (
     Implementation,
     parse_call_tool_result,
@@ -98,6 +109,9 @@ _LOG_LEVELS = frozenset(
 )
 # Notifications that belong to a request rather than to a subscription (SB-03).
 _REQUEST_SCOPED = frozenset({"notifications/progress", "notifications/message"})
+
+#: Task status notifications (TK-04 / TX-07): used to poll at once, never relied on.
+_TASK_STATUS_NOTIFICATIONS = frozenset({"notifications/tasks/status", "notifications/tasks"})
 _LIST_CHANGED = {
     "notifications/tools/list_changed": "tools",
     "notifications/resources/list_changed": "resources",
@@ -161,6 +175,8 @@ class _Pending:
         "retried",
         "role",
         "rounds",
+        "run",
+        "task_mode",
         "total_deadline",
         "total_timeout",
         "walk",
@@ -185,6 +201,37 @@ class _Pending:
         self.role: str | None = None  # "discover", "initialize", "listen" or None
         self.rounds = 0  # MRTR rounds so far (section 7)
         self.retried = False  # a -32022 / invalid-cursor retry was made (at most one)
+        self.run: _TaskRun | None = None  # role "task": the task this request serves
+        self.task_mode: str | None = None  # tools/call: "legacy" (sent with task) / "modern"
+
+
+class _TaskRun:
+    """A call that became a task (section 9): polled until terminal, then its outcome ends
+    the call's handle.  The host sees only the handle (and :class:`TaskStatus` events)."""
+
+    __slots__ = ("answers", "asked", "done", "fetching", "handle", "idle_timeout", "inputs",
+                 "last_progress", "modern", "parse", "poll_at", "task", "task_id", "token",
+                 "total_deadline", "total_timeout")
+
+    def __init__(self, handle: RequestHandle, parse: Callable[[dict[str, Any]], Any],
+                 modern: bool, total_deadline: float, total_timeout: float,
+                 idle_timeout: float) -> None:
+        self.handle = handle
+        self.parse = parse
+        self.modern = modern
+        self.total_deadline = total_deadline
+        self.total_timeout = total_timeout
+        self.idle_timeout = idle_timeout
+        self.task: Task | None = None  # as the last poll described it
+        self.task_id: str | None = None
+        self.token: int | None = None  # the call's progress token, live until terminal
+        self.last_progress: float | None = None
+        self.poll_at: float | None = None  # next tasks/get; None while one is in flight
+        self.fetching = False  # 2025-11-25: tasks/result sent
+        self.done = False
+        self.asked: set[str] = set()  # 2026: inputRequests keys asked of the host, ever
+        self.inputs: dict[str, str] = {}  # 2026: open questions, synthetic id -> key
+        self.answers: dict[str, Any] = {}  # 2026: answers not sent by tasks/update yet
 
 
 class ClientSession:
@@ -198,6 +245,10 @@ class ClientSession:
 
     Start with :meth:`start`, which picks the era (section 2.3), or :meth:`initialize` for the
     handshake era only.  Raises ``ValueError`` for an empty or unknown version list.
+
+    ``accept_tasks`` (2026-07-28) declares the tasks extension on every request, so the
+    server may answer a tool call with a task; the session then polls it and the call ends
+    with the task's outcome as if it had been plain (section 9).
     """
 
     def __init__(
@@ -208,6 +259,7 @@ class ClientSession:
         versions: Sequence[str] = ALL_VERSIONS,
         limits: Limits | None = None,
         send_client_info: bool = True,
+        accept_tasks: bool = True,
     ) -> None:
         versions = tuple(versions)
         if not versions:
@@ -268,6 +320,12 @@ class ClientSession:
         self._listen_waiters: list[tuple[RequestHandle, str | None]] = []
         self._subscriptions: set[str] = set()
         self._listen_accepted: dict[str, Any] = {}
+        self.accept_tasks = accept_tasks
+        """2026: declare the tasks extension, so the server may run tool calls as tasks."""
+        self._runs: dict[RequestHandle, _TaskRun] = {}
+        self._run_ids: dict[str, _TaskRun] = {}  # by taskId
+        self._task_tokens: dict[int, _TaskRun] = {}  # progress tokens of running tasks
+        self._task_inputs: dict[RequestId, _TaskRun] = {}  # 2026 input asked of the host
 
     # -- pump -------------------------------------------------------------------------------
 
@@ -373,6 +431,11 @@ class ClientSession:
         if self._gathers:  # a call waiting for the host's answers keeps its total deadline
             soonest = min(g.deadline for g in self._gathers.values())
             fallback = soonest if fallback is None else min(fallback, soonest)
+        if self._runs:  # tasks: the next poll, and each task's total deadline
+            soonest = min(run.total_deadline if run.poll_at is None
+                          else min(run.poll_at, run.total_deadline)
+                          for run in self._runs.values())
+            fallback = soonest if fallback is None else min(fallback, soonest)
         while timers:
             deadline, rid = timers[0]
             p = pending.get(rid)
@@ -396,6 +459,12 @@ class ClientSession:
             if gather.deadline <= now:
                 p = gather.pending
                 self._gather_fail(gather, RequestTimeout(p.method, p.total_timeout, "total"))
+        for run in list(self._runs.values()):
+            if run.total_deadline <= now:
+                self._task_end(run, RequestTimeout(run.handle.method, run.total_timeout,
+                                                   "total"), cancel=True)
+            elif run.poll_at is not None and run.poll_at <= now:
+                self._task_poll(run, now)
         timers = self._timers
         pending = self._pending
         while timers and timers[0][0] <= now:
@@ -555,7 +624,12 @@ class ClientSession:
 
     def _modern_meta(self, version: str) -> dict[str, Any]:
         info = self.client_info.to_wire() if self.send_client_info else None
-        return request_meta(version, self.capabilities, info, self._log_level)
+        caps = self.capabilities
+        if self.accept_tasks:  # TX-01: per-request declaration of the extension
+            extensions = caps.get("extensions")
+            caps = {**caps, "extensions": {**(extensions if isinstance(extensions, dict)
+                                               else {}), TASKS_EXTENSION: {}}}
+        return request_meta(version, caps, info, self._log_level)
 
     def list_tools(self, *, now: float, timeout: float | None = None) -> RequestHandle:
         """All tools, every page (S-01).  Completes with ``list[Tool]``; an empty list without
@@ -579,12 +653,22 @@ class ClientSession:
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, now: float,
                   timeout: float | None = None, idle_timeout: float | None = None,
-                  progress: bool = True, meta: dict[str, Any] | None = None) -> RequestHandle:
+                  progress: bool = True, meta: dict[str, Any] | None = None,
+                  task: bool | None = None, task_ttl: float | None = None) -> RequestHandle:
         """Call a tool (T-02).  Completes with a ``CallToolResult`` (``is_error`` True is a
         normal result, T-03).  With ``progress`` a progress token is sent and
         :class:`Progress` events arrive; each one resets the idle deadline (L-09).
         ``timeout`` is the total deadline and ``idle_timeout`` the longest silence (defaults:
         ``Limits.request_timeout`` and ``Limits.idle_timeout``), in seconds.
+
+        Tasks (section 9): in 2025-11-25 the call runs as a task when the server declared
+        ``tasks.requests.tools.call`` and the tool's ``execution.taskSupport`` (known from
+        the last :meth:`list_tools`) is ``required``, or ``optional`` and ``task`` is True
+        (never when ``forbidden``); ``task_ttl`` (seconds) asks the server to keep it that
+        long.  In 2026-07-28 the server decides (:attr:`accept_tasks`).  Either way the call
+        still ends with the ``CallToolResult`` (or the task's error), after
+        :class:`TaskStatus` events; the total deadline covers the whole task, and a timeout
+        or :meth:`cancel` sends ``tasks/cancel``, not ``notifications/cancelled``.
 
         Raises :class:`LocalProtocolError` before the handshake or if the server declared no
         ``tools`` capability.
@@ -594,8 +678,13 @@ class ClientSession:
             params["arguments"] = arguments
         if meta:
             params["_meta"] = dict(meta)
-        return self._request("tools/call", params, now, timeout, parse_call_tool_result,
-                             capability="tools", progress=progress, idle_timeout=idle_timeout)
+        mode = self._task_mode(name, task)
+        if mode == "legacy":
+            params["task"] = {} if task_ttl is None else {"ttl": max(0, int(task_ttl * 1000))}
+        handle = self._request("tools/call", params, now, timeout, parse_call_tool_result,
+                               capability="tools", progress=progress, idle_timeout=idle_timeout)
+        self._pending[handle.id].task_mode = mode
+        return handle
 
     def read_resource(self, uri: str, *, now: float,
                       timeout: float | None = None) -> RequestHandle:
@@ -696,6 +785,10 @@ class ClientSession:
         if handle is self._init_handle:
             raise LocalProtocolError("initialize cannot be cancelled (MCP lifecycle rule); "
                                      "close the session instead")
+        run = self._runs.get(handle)
+        if run is not None:  # a task: tasks/cancel, never notifications/cancelled (TK-05)
+            self._task_end(run, RequestCancelled(handle.method, reason), cancel=True)
+            return True
         rid = handle.id
         p = self._pending.get(rid)
         if p is None or p.handle != handle:
@@ -727,6 +820,8 @@ class ClientSession:
         ``result`` is not JSON (the request stays open: answer again, or with an error)."""
         if request_id in self._gathers and self.state is not State.CLOSED:
             return self._gather_answer(request_id, result, now)
+        if request_id in self._task_inputs and self.state is not State.CLOSED:
+            return self._task_input_answer(request_id, result, now)
         return self._answer(request_id, {"jsonrpc": "2.0", "id": request_id, "result": result})
 
     def respond_error(self, request_id: RequestId, code: int, message: str,
@@ -734,6 +829,12 @@ class ClientSession:
         """Answer a :class:`ServerRequest` with an error (for example -1 when the user refused a
         sampling request).  Returns False if there is nothing to answer; raises
         :class:`LocalProtocolError` if ``data`` is not JSON."""
+        run = self._task_inputs.get(request_id)
+        if run is not None and self.state is not State.CLOSED:
+            # A task's input has no error answer either: the task is cancelled, the call fails.
+            self._task_end(run, RpcError(code, message, data, method=f"input for task "
+                                         f"{run.task.task_id if run.task else '?'}"), cancel=True)
+            return True
         gather = self._gathers.get(request_id)
         if gather is not None and self.state is not State.CLOSED:
             # MRTR has no error answer: the operation that needed the input fails.
@@ -926,6 +1027,9 @@ class ClientSession:
         if p.role == "refresh":
             self._refresh_failed(error)
             return
+        if p.role == "task":  # TK-05: never notifications/cancelled for a task's requests
+            self._on_task_failure(p, error)
+            return
         if p.role is not None and p.role != "listen":
             self._opening_failed(p, error)  # no cancellation for the handshake (C-02)
             return
@@ -942,7 +1046,9 @@ class ClientSession:
         """A popped request failed because of what the server sent.  A failed opening
         (``initialize`` / the probe) may end the session: there is nothing to talk to."""
         if p.role is not None:
-            if p.role == "listen":
+            if p.role == "task":
+                self._on_task_failure(p, error)
+            elif p.role == "listen":
                 self._listen_ended(p, error)
             elif p.role == "refresh":
                 self._refresh_failed(error)
@@ -1034,11 +1140,19 @@ class ClientSession:
         for p in self._pending.values():
             # Internal requests have no host handle; the probe and the handshake sent beside
             # it share one handle, which fails once.
-            if p.role not in ("listen", "refresh") and p.handle not in failed:
+            if p.role not in ("listen", "refresh", "task") and p.handle not in failed:
                 failed.add(p.handle)
                 events.append(Failed(handle=p.handle, error=fail_with))
         for gather in {id(g): g for g in self._gathers.values()}.values():
             events.append(Failed(handle=gather.handle, error=fail_with))
+        for run in self._runs.values():
+            run.done = True
+            if run.handle not in failed:
+                events.append(Failed(handle=run.handle, error=fail_with))
+        self._runs.clear()
+        self._run_ids.clear()
+        self._task_tokens.clear()
+        self._task_inputs.clear()
         for handle, _uri in self._listen_waiters:
             events.append(Failed(handle=handle, error=fail_with))
         self._listen_waiters.clear()
@@ -1160,7 +1274,9 @@ class ClientSession:
                    now: float | None) -> None:
         role = p.role
         if role is not None:
-            if role == "initialize":
+            if role == "task":
+                self._on_task_answer(p, result, now)
+            elif role == "initialize":
                 self._on_initialize_result(p, result)
             elif role == "discover":
                 self._on_discover_result(p, result)
@@ -1168,6 +1284,8 @@ class ClientSession:
                 self._on_refresh(result)
             else:
                 self._listen_ended(p, None)
+            return
+        if p.task_mode is not None and self._task_created(p, result, now):
             return
         if self.era == "modern":
             kind = result.get("resultType")
@@ -1394,6 +1512,8 @@ class ClientSession:
                 self._events.append(ResourceUpdated(uri=uri))
             else:
                 self._bad(RemoteProtocolError("resources/updated without a string uri"))
+        elif method in _TASK_STATUS_NOTIFICATIONS and self._task_nudged(params, now):
+            pass
         elif method == "notifications/cancelled":
             rid = params.get("requestId")
             if (type(rid) is int or type(rid) is str) and \
@@ -1416,6 +1536,9 @@ class ClientSession:
         token = params.get("progressToken")
         progress = params.get("progress")
         p = self._pending.get(token) if type(token) is int else None
+        if p is None and type(token) is int and token in self._task_tokens:
+            self._task_progress(self._task_tokens[token], params)  # TK: live until terminal
+            return
         if p is None or not p.progress or not _finite_number(progress):
             self.stats.progress_dropped += 1
             return
@@ -1569,6 +1692,380 @@ class ClientSession:
                 self._events.append(ServerRequestCancelled(request_id=sid,
                                                            reason=str(error)[:200]))
         self._events.append(Failed(handle=gather.handle, error=error))
+
+    # -- tasks (section 9) ---------------------------------------------------------------------
+
+    def _task_mode(self, name: str, task: bool | None) -> str | None:
+        """How a ``tools/call`` may become a task: ``"legacy"`` (sent with ``task``, TK-01),
+        ``"modern"`` (the server may answer with one, TX-02) or None."""
+        if self.era == "modern":
+            return "modern" if self.accept_tasks and task is not False else None
+        if self.protocol_version is None or self.protocol_version < "2025-11-25":
+            return None
+        caps = self.server_capabilities.get("tasks")
+        requests = caps.get("requests") if isinstance(caps, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        if not (isinstance(tools, dict) and isinstance(tools.get("call"), dict)):
+            return None  # the server cannot run tool calls as tasks
+        tool = self.tools.get(name)
+        support = tool.task_support if tool is not None else "forbidden"
+        if support == "required" or (support == "optional" and task):
+            return "legacy"
+        return None
+
+    def _task_created(self, p: _Pending, result: dict[str, Any], now: float | None) -> bool:
+        """A ``tools/call`` answer: if it is a task, start polling it (True)."""
+        if p.task_mode == "modern":
+            if result.get("resultType") != "task":
+                return False
+            obj: object = result
+        elif "task" in result and "content" not in result:  # TK-02: CreateTaskResult
+            obj = result["task"]
+        else:  # a server that ran it plainly after all: a plain result
+            return False
+        modern = p.task_mode == "modern"
+        try:
+            task = parse_task(obj, modern=modern, where=f"{p.method} task")
+        except RemoteProtocolError as exc:
+            self._events.append(Failed(handle=p.handle, error=exc))
+            return True
+        if task.task_id in self._run_ids:
+            self._events.append(Failed(handle=p.handle, error=TaskStateError(
+                f"the server reused the id {task.task_id!r} of a task still running"[:200])))
+            return True
+        run = _TaskRun(p.handle, p.parse, modern, p.total_deadline, p.total_timeout,
+                       p.idle_timeout)
+        if p.progress:
+            run.token = p.handle.id
+            run.last_progress = p.last_progress
+            self._task_tokens[run.token] = run
+        self._runs[p.handle] = run
+        self._task_update(run, task, None, self._now if now is None else now)
+        return True
+
+    def _task_request(self, run: _TaskRun, method: str, params: dict[str, Any], now: float,
+                      timeout: float | None = None) -> None:
+        """One of the task's own requests (``tasks/get`` ...), under the call's handle."""
+        remaining = run.total_deadline - now
+        if timeout is None:
+            timeout = min(run.idle_timeout, remaining)
+        p = self._send_request(self._take_id(), run.handle, method, params, now,
+                               max(timeout, 1e-3), _raw, False, None,
+                               total_deadline=run.total_deadline,
+                               idle_timeout=max(timeout, 1e-3))
+        p.role = "task"
+        p.run = run
+
+    def _task_poll(self, run: _TaskRun, now: float) -> None:
+        assert run.task_id is not None
+        run.poll_at = None
+        self._task_request(run, "tasks/get", {"taskId": run.task_id}, now)
+
+    def _task_update(self, run: _TaskRun, task: Task, detail: dict[str, Any] | None,
+                     now: float) -> None:
+        """A poll (or the creation) says the task is now ``task``: check the transition,
+        tell the host, and take the next step."""
+        old = run.task
+        if run.task_id is not None and task.task_id != run.task_id:
+            self._task_end(run, TaskStateError(f"tasks/get answered for task {task.task_id!r}, "
+                                               f"not {run.task_id!r}"[:200]), cancel=True)
+            return
+        if not legal_transition(None if old is None else old.status, task.status):
+            self._task_end(run, TaskStateError(
+                f"task {task.task_id!r} went from {old.status if old else None!r} to "
+                f"{task.status!r}, which section 9 does not allow"[:300]), cancel=False)
+            return
+        run.task = task
+        if run.task_id is None:
+            run.task_id = task.task_id
+            self._run_ids[task.task_id] = run
+        if old is None or (old.status, old.status_message) != (task.status,
+                                                               task.status_message):
+            self._events.append(TaskStatus(handle=run.handle, task=task))
+        status = task.status
+        if run.modern:
+            if status == "completed":
+                self._task_outcome(run, detail.get("result") if detail else None, None)
+                return
+            if status == "failed":
+                self._task_outcome(run, None, detail.get("error") if detail else None)
+                return
+            if status == "input_required" and detail is not None:
+                self._task_inputs_asked(run, detail, now)
+        elif status in ("completed", "failed", "input_required"):
+            # TK-04: tasks/result gives the outcome (and, while input is required, carries
+            # the server's requests on its stream): ask once.
+            if not run.fetching:
+                run.fetching = True
+                self._task_request(run, "tasks/result", {"taskId": task.task_id}, now,
+                                   timeout=run.total_deadline - now)
+            if status != "input_required":
+                return  # the outcome comes with tasks/result
+        if status == "cancelled":
+            self._task_end(run, TaskCancelled(task.task_id, task.status_message), cancel=False)
+            return
+        run.poll_at = now + poll_delay(task)
+
+    def _task_outcome(self, run: _TaskRun, result: object, error: object) -> None:
+        """2026: a terminal ``tasks/get`` carries the outcome (TX-04)."""
+        task = run.task
+        assert task is not None
+        if result is None and error is None:  # a creation already terminal: poll for it
+            run.poll_at = self._now
+            return
+        outcome: Any
+        if type(result) is dict:
+            try:
+                outcome = run.parse(result)
+            except RemoteProtocolError as exc:
+                outcome = exc
+        elif type(error) is dict and type(error.get("code")) is int \
+                and type(error.get("message")) is str:
+            outcome = modern_rpc_error(error["code"], error["message"], error.get("data"),
+                                       method=f"task {task.task_id}")
+        else:
+            outcome = RemoteProtocolError(f"task {task.task_id!r} ended {task.status!r} "
+                                          "without a valid result or error (TX-04)")
+        self._task_finish(run)
+        if isinstance(outcome, MCPError):
+            self._events.append(Failed(handle=run.handle, error=outcome))
+        else:
+            self._events.append(Completed(handle=run.handle, value=outcome))
+
+    def _on_task_answer(self, p: _Pending, result: dict[str, Any], now: float | None) -> None:
+        run = p.run
+        assert run is not None
+        if run.done:
+            return  # tasks/cancel acknowledged, or an answer after the end: nothing to do
+        at = self._now if now is None else now
+        if p.method == "tasks/get":
+            if run.modern and result.get("resultType", "complete") != "complete":
+                self._task_end(run, RemoteProtocolError(
+                    f"tasks/get answered with resultType {result.get('resultType')!r}"[:200]),
+                    cancel=True)
+                return
+            try:
+                task = parse_task(result, modern=run.modern, where="tasks/get")
+            except RemoteProtocolError as exc:
+                self._task_end(run, exc, cancel=not isinstance(exc, TaskStateError))
+                return
+            self._task_update(run, task, result, at)
+        elif p.method == "tasks/result":
+            self._task_finish(run)
+            try:
+                value = run.parse(result)
+            except RemoteProtocolError as exc:
+                self._events.append(Failed(handle=run.handle, error=exc))
+                return
+            self._events.append(Completed(handle=run.handle, value=value))
+
+    def _on_task_failure(self, p: _Pending, error: MCPError) -> None:
+        run = p.run
+        assert run is not None
+        if run.done:
+            return
+        if p.method == "tasks/result":  # TK-04: the task's own JSON-RPC error
+            self._task_finish(run)
+            self._events.append(Failed(handle=run.handle, error=error))
+            return
+        if isinstance(error, RpcError) and error.code == INVALID_PARAMS \
+                and p.method == "tasks/get":
+            task_id = run.task.task_id if run.task else "?"
+            error = TaskNotFound(error.code, f"task {task_id!r} is gone (unknown or purged "
+                                 f"after its TTL): {error.message}"[:300], error.data,
+                                 method="tasks/get")
+            self._task_end(run, error, cancel=False)
+            return
+        self._task_end(run, error, cancel=not isinstance(error, RequestTimeout))
+
+    def _task_end(self, run: _TaskRun, error: MCPError, *, cancel: bool) -> None:
+        """End a task's call with ``error``; with ``cancel``, tell the server (``tasks/cancel``,
+        TK-05 / TX-06) unless the task is already terminal."""
+        task = run.task
+        self._task_finish(run)
+        if cancel and task is not None and not task.terminal \
+                and self.state is State.READY and self._can_cancel_tasks():
+            p = self._send_request(self._take_id(), run.handle, "tasks/cancel",
+                                   {"taskId": task.task_id}, self._now, run.idle_timeout, _raw,
+                                   False, None, idle_timeout=run.idle_timeout)
+            p.role = "task"
+            p.run = run  # done: its answer is dropped
+        self._events.append(Failed(handle=run.handle, error=error))
+
+    def _can_cancel_tasks(self) -> bool:
+        if self.era == "modern":
+            return True
+        caps = self.server_capabilities.get("tasks")
+        return isinstance(caps, dict) and isinstance(caps.get("cancel"), dict)
+
+    def _task_finish(self, run: _TaskRun) -> None:
+        """Forget a task's call (its outcome is being emitted): requests in flight are
+        dropped without a cancellation, open questions withdrawn."""
+        run.done = True
+        run.poll_at = None
+        self._runs.pop(run.handle, None)
+        if run.task_id is not None and self._run_ids.get(run.task_id) is run:
+            del self._run_ids[run.task_id]
+        if run.token is not None:
+            self._task_tokens.pop(run.token, None)
+        for rid in [rid for rid, q in self._pending.items() if q.run is run]:
+            del self._pending[rid]
+        for sid in run.inputs:
+            self._task_inputs.pop(sid, None)
+            if self._server_requests.pop(sid, None) is not None:
+                self._events.append(ServerRequestCancelled(request_id=sid,
+                                                           reason="the task ended"))
+        run.inputs.clear()
+
+    def _task_inputs_asked(self, run: _TaskRun, detail: dict[str, Any], now: float) -> None:
+        """2026 ``input_required``: ask the host each new input (keys deduplicated across
+        polls, TX-05); the answers go back with ``tasks/update``."""
+        assert run.task is not None
+        try:
+            requests, _state = parse_input_required(
+                {"inputRequests": detail.get("inputRequests"), "requestState": ""},
+                f"task {run.task.task_id}")
+        except RemoteProtocolError as exc:
+            self._task_end(run, exc, cancel=True)
+            return
+        for key, (method, params) in requests.items():
+            if key in run.asked:
+                continue
+            refusal = self._refusal(method, params)
+            if refusal is not None:
+                self._task_end(run, RemoteProtocolError(
+                    f"task {run.task.task_id!r} needs {method} input ({key!r}) the client "
+                    f"cannot give: {refusal[1]}"[:300]), cancel=True)
+                return
+            run.asked.add(key)
+            sid = f"task-{run.handle.id}-{key}"
+            run.inputs[sid] = key
+            self._task_inputs[sid] = run
+            self._server_requests[sid] = method
+            self._events.append(ServerRequest(request_id=sid, method=method, params=params))
+
+    def _task_input_answer(self, sid: RequestId, result: dict[str, Any],
+                           now: float | None) -> bool:
+        run = self._task_inputs[sid]
+        try:
+            dumps(result)
+        except (TypeError, ValueError) as exc:
+            raise LocalProtocolError(f"the answer to {self._server_requests.get(sid)} is not "
+                                     f"JSON: {exc}; the request is still open") from None
+        del self._task_inputs[sid]
+        self._server_requests.pop(sid, None)
+        key = run.inputs.pop(str(sid))
+        run.answers[key] = result
+        if not run.inputs and run.task is not None:  # all asked so far: send them together
+            answers, run.answers = run.answers, {}
+            self._task_request(run, "tasks/update",
+                               {"taskId": run.task.task_id, "inputResponses": answers},
+                               self._now if now is None else now)
+        return True
+
+    def _task_progress(self, run: _TaskRun, params: dict[str, Any]) -> None:
+        progress = params.get("progress")
+        last = run.last_progress
+        if not _finite_number(progress) or (last is not None and progress <= last):
+            self.stats.progress_dropped += 1
+            return
+        run.last_progress = progress
+        total = params.get("total")
+        message = params.get("message")
+        self._events.append(Progress(handle=run.handle, progress=progress,
+                                     total=total if _finite_number(total) else None,
+                                     message=message if type(message) is str else None))
+
+    def _task_nudged(self, params: dict[str, Any], now: float | None) -> bool:
+        """A status notification for a task we poll: poll now instead of at the interval (it
+        is a hint: only polls change what the host sees)."""
+        run = self._run_ids.get(params.get("taskId"))  # type: ignore[arg-type]
+        if run is None:
+            return False
+        if run.poll_at is not None and now is not None:
+            run.poll_at = min(run.poll_at, now)
+        return True
+
+    def _task_operation(self, method: str, params: dict[str, Any], now: float,
+                        timeout: float | None, parse: Callable[[dict[str, Any]], Any]
+                        ) -> RequestHandle:
+        self._check_tasks(method)
+        return self._request(method, params, now, timeout, parse)
+
+    def _check_tasks(self, method: str) -> None:
+        if self.era == "legacy" and not isinstance(self.server_capabilities.get("tasks"), dict):
+            raise LocalProtocolError(f"the server did not declare the 'tasks' capability, so "
+                                     f"{method} is not available (TK-05)")
+        if self.era == "modern" and not self.accept_tasks:
+            raise LocalProtocolError(f"{method} needs the tasks extension: create the session "
+                                     "with accept_tasks=True (TX-01)")
+
+    def list_tasks(self, *, now: float, timeout: float | None = None) -> RequestHandle:
+        """Every task of the server (2025-11-25 ``tasks/list``, all pages; TK-05).  Completes
+        with ``list[Task]``.  Raises :class:`LocalProtocolError` in 2026-07-28 (the extension
+        has no list) or if the server did not declare ``tasks.list``."""
+        if self.era == "modern":
+            raise LocalProtocolError("the 2026 tasks extension has no tasks/list (TX-01)")
+        caps = self.server_capabilities.get("tasks")
+        if self.state is State.READY and not (isinstance(caps, dict)
+                                              and isinstance(caps.get("list"), dict)):
+            raise LocalProtocolError("the server did not declare tasks.list (TK-05)")
+        limits = self.limits
+        walk = ListWalk("tasks/list", "tasks",
+                        lambda item: parse_task(item, modern=False, where="tasks/list"),
+                        max_pages=limits.max_pages, max_items=limits.max_list_items)
+        return self._request("tasks/list", None, now, timeout, _raw, walk=walk)
+
+    def get_task(self, task_id: str, *, now: float,
+                 timeout: float | None = None) -> RequestHandle:
+        """One ``tasks/get``: completes with the :class:`Task` as the server describes it
+        now; -32602 (unknown or purged) fails with :class:`RpcError`."""
+        modern = self.era == "modern"
+        return self._task_operation("tasks/get", {"taskId": task_id}, now, timeout,
+                                    lambda r: parse_task(r, modern=modern, where="tasks/get"))
+
+    def cancel_task(self, task_id: str, *, now: float,
+                    timeout: float | None = None) -> RequestHandle:
+        """``tasks/cancel`` (TK-05 / TX-06).  Completes with the final :class:`Task`
+        (2025-11-25) or None (2026: an acknowledgement; the task may still end otherwise).
+        A call of this session polling that task goes on until the task is terminal.  A
+        terminal or unknown task fails with :class:`RpcError` (-32602)."""
+        modern = self.era == "modern"
+
+        def parse(result: dict[str, Any]) -> Task | None:
+            if modern:
+                return None
+            task = parse_task(result, modern=False, where="tasks/cancel")
+            run = self._run_ids.get(task_id)
+            if run is not None and not run.done:
+                self._task_update(run, task, result, self._now)
+            return task
+
+        return self._task_operation("tasks/cancel", {"taskId": task_id}, now, timeout, parse)
+
+    def resume_task(self, task_id: str, *, now: float,
+                    timeout: float | None = None) -> RequestHandle:
+        """Poll a tool call's task that another session created (TX-09: a task id kept
+        across a restart) to its end, as if this session had made the call: completes with
+        its ``CallToolResult`` (or fails with its error, :class:`TaskCancelled` or
+        :class:`TaskNotFound`), with :class:`TaskStatus` events on the way.  Progress of the
+        old request is not seen (its token belonged to the old session).  Raises
+        :class:`LocalProtocolError` before Ready or without tasks support."""
+        if self.state is not State.READY:
+            raise LocalProtocolError("resume_task needs a ready session")
+        self._check_tasks("tasks/get")
+        if task_id in self._run_ids:
+            raise LocalProtocolError(f"task {task_id!r} is already being polled")
+        total = self.limits.request_timeout if timeout is None else timeout
+        handle = RequestHandle(self._take_id(), "tools/call")
+        run = _TaskRun(handle, parse_call_tool_result, self.era == "modern", now + total,
+                       total, self.limits.idle_timeout)
+        run.task_id = task_id
+        self._runs[handle] = run
+        self._run_ids[task_id] = run
+        self._now = now
+        self._task_poll(run, now)
+        return handle
 
     # -- subscriptions (section 8) ------------------------------------------------------------
 

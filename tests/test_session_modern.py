@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from mcp_proto import (
+    TASKS_EXTENSION,
     BadMessage,
     CallToolResult,
     Closed,
@@ -539,7 +540,8 @@ def test_m01_every_modern_request_carries_the_meta(send_client_info: bool) -> No
     for request in requests:
         meta = meta_of(request)
         assert meta[PROTOCOL_VERSION_KEY] == MODERN, request
-        assert meta[CAPABILITIES_KEY] == caps, request
+        # TX-01: the tasks extension is declared on every request (accept_tasks defaults on)
+        assert meta[CAPABILITIES_KEY] == {**caps, "extensions": {TASKS_EXTENSION: {}}}, request
         if send_client_info:
             assert meta[CLIENT_INFO_KEY] == CLIENT_INFO.to_wire(), request
         else:

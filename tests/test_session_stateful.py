@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from mcp_proto import (
+    TASKS_EXTENSION,
     BadMessage,
     CallToolResult,
     Closed,
@@ -704,7 +705,8 @@ class ModernSessionMachine(RuleBasedStateMachine):
                 self.max_id = m["id"]
                 meta = m["params"]["_meta"]
                 assert meta[PROTOCOL_VERSION_KEY] == "2026-07-28", meta
-                assert meta[CAPABILITIES_KEY] == M_CLIENT_CAPS, meta
+                assert meta[CAPABILITIES_KEY] == {**M_CLIENT_CAPS,  # TX-01, declared always
+                                                  "extensions": {TASKS_EXTENSION: {}}}, meta
                 assert meta.get(LOG_LEVEL_KEY) == self.log_level, meta
                 result.requests.append(m)
             else:

@@ -30,6 +30,7 @@ from mcp_proto_io.threads import Client, connect_stdio
 
 from mcp_proto import (
     LATEST_HANDSHAKE_VERSION,
+    TASKS_EXTENSION,
     BadMessage,
     Closed,
     Event,
@@ -261,7 +262,7 @@ def test_modern_envelope_on_every_request() -> None:
     for m in requests(messages):
         meta = m["params"]["_meta"]
         assert meta[PV] == MODERN, m
-        assert meta[CAPS] == {}, m
+        assert meta[CAPS] == {"extensions": {TASKS_EXTENSION: {}}}, m  # TX-01
         assert meta[INFO] == {"name": "host", "version": "9"}, m
     # SB-01: the listen asks for what the server can announce.
     [listen] = listens(messages)
@@ -286,7 +287,8 @@ def test_mrtr_round_trip() -> None:
         k: v for k, v in first["params"].items() if k != "_meta"}
     assert first["params"]["arguments"] == {"lang": "en"}
     assert retry["params"]["_meta"][PV] == MODERN
-    assert retry["params"]["_meta"][CAPS] == {"elicitation": {"form": {}}}
+    assert retry["params"]["_meta"][CAPS] == {"elicitation": {"form": {}},
+                                                "extensions": {TASKS_EXTENSION: {}}}
 
 
 def test_silent_server_falls_back_fast() -> None:

@@ -443,7 +443,12 @@ class AsyncPump:
                 self.watchers.append(event)
                 await event.wait()
         except BaseException:
+            # Cancelled: make the outcome true now (the group killed, pipes closed) and stop
+            # the tasks still working towards it; they end at their next checkpoint.
             self._force_finish()
+            for task in list(self.tasks):
+                if not self.rt.is_current(task):
+                    task.cancel()
             raise
 
 
