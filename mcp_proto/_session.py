@@ -1784,11 +1784,11 @@ class ClientSession:
             self._events.append(TaskStatus(handle=run.handle, task=task))
         status = task.status
         if run.modern:
-            if status == "completed":
-                self._task_outcome(run, detail.get("result") if detail else None, None)
-                return
-            if status == "failed":
-                self._task_outcome(run, None, detail.get("error") if detail else None)
+            if status in ("completed", "failed"):
+                if detail is None:  # a creation already terminal: its outcome comes by poll
+                    run.poll_at = now
+                else:
+                    self._task_outcome(run, detail)
                 return
             if status == "input_required" and detail is not None:
                 self._task_inputs_asked(run, detail, now)
@@ -1806,13 +1806,13 @@ class ClientSession:
             return
         run.poll_at = now + poll_delay(task)
 
-    def _task_outcome(self, run: _TaskRun, result: object, error: object) -> None:
-        """2026: a terminal ``tasks/get`` carries the outcome (TX-04)."""
+    def _task_outcome(self, run: _TaskRun, detail: dict[str, Any]) -> None:
+        """2026: a terminal ``tasks/get`` carries the outcome (TX-04): ``result`` when
+        completed, ``error`` when failed."""
         task = run.task
         assert task is not None
-        if result is None and error is None:  # a creation already terminal: poll for it
-            run.poll_at = self._now
-            return
+        result = detail.get("result") if task.status == "completed" else None
+        error = detail.get("error") if task.status == "failed" else None
         outcome: Any
         if type(result) is dict:
             try:

@@ -141,11 +141,24 @@ def message_version(obj: JSONObj, era: str | None) -> str:
     return MODERN_SCHEMA_VERSION if era == "modern" else SCHEMA_VERSION
 
 
+#: 2026 requests of the tasks extension, checked against its own schema (TX-04..TX-06).
+TASKS_EXTENSION_SCHEMA = "tasks-extension"
+TASKS_EXTENSION_REQUESTS = {"tasks/get": "GetTaskRequest", "tasks/update": "UpdateTaskRequest",
+                            "tasks/cancel": "CancelTaskRequest"}
+
+
 def assert_valid_client_message(obj: object, version: str = SCHEMA_VERSION) -> None:
-    """``obj`` is a JSONRPCMessage and matches the definition of its method in ``version``."""
+    """``obj`` is a JSONRPCMessage and matches the definition of its method in ``version``
+    (the tasks extension's requests in a 2026 session: the extension's schema)."""
     errors = schema_errors(obj, "JSONRPCMessage", version)
     assert not errors, f"not a JSONRPCMessage: {obj!r}: {errors}"
     assert isinstance(obj, dict)
+    method = obj.get("method")
+    if version == MODERN_SCHEMA_VERSION and method in TASKS_EXTENSION_REQUESTS:
+        definition = TASKS_EXTENSION_REQUESTS[method]
+        errors = schema_errors(obj, definition, TASKS_EXTENSION_SCHEMA)
+        assert not errors, f"not a valid {definition}: {obj!r}: {errors}"
+        return
     definition = definition_for(obj, version)
     errors = schema_errors(obj, definition, version)
     assert not errors, f"not a valid {definition}: {obj!r}: {errors}"
