@@ -744,7 +744,8 @@ class ModernSessionMachine(RuleBasedStateMachine):
         if first:
             op.total_deadline = self.now + M_TOTAL
         op.deadline = min(self.now + M_IDLE, op.total_deadline)
-        op.last_progress = None
+        if first:  # progress never goes backwards for a handle, across its re-sends
+            op.last_progress = None
 
     def retry_params(self, op: MOp) -> JSONObj:
         """MR-01: the caller's params, this round's answers, the exact requestState."""
