@@ -1713,6 +1713,19 @@ class ClientSession:
             return "legacy"
         return None
 
+    def task_support_unknown(self, name: str) -> bool:
+        """Whether :meth:`call_tool` cannot yet tell if ``name`` must run as a task: the
+        server runs tool calls as tasks (2025-11-25) but the tool's ``execution.taskSupport``
+        is not known (no :meth:`list_tools` has listed it).  A binding lists the tools first,
+        so a ``required`` tool is never called plainly (TK-01)."""
+        if self.era != "legacy" or self.protocol_version is None \
+                or self.protocol_version < "2025-11-25" or name in self.tools:
+            return False
+        caps = self.server_capabilities.get("tasks")
+        requests = caps.get("requests") if isinstance(caps, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        return isinstance(tools, dict) and isinstance(tools.get("call"), dict)
+
     def _task_created(self, p: _Pending, result: dict[str, Any], now: float | None) -> bool:
         """A ``tools/call`` answer: if it is a task, start polling it (True)."""
         if p.task_mode == "modern":
@@ -1870,7 +1883,7 @@ class ClientSession:
             return
         if isinstance(error, RpcError) and error.code == INVALID_PARAMS \
                 and p.method == "tasks/get":
-            task_id = run.task.task_id if run.task else "?"
+            task_id = run.task_id
             error = TaskNotFound(error.code, f"task {task_id!r} is gone (unknown or purged "
                                  f"after its TTL): {error.message}"[:300], error.data,
                                  method="tasks/get")

@@ -254,6 +254,7 @@ _BLOCKING = frozenset({
     "list_tools", "call_tool", "list_resources", "list_resource_templates", "read_resource",
     "list_prompts", "get_prompt", "complete", "subscribe", "unsubscribe", "set_logging_level",
     "ping", "send_request", "notify_roots_changed",
+    "resume_task", "list_tasks", "get_task", "cancel_task",
 })
 
 

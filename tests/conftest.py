@@ -129,6 +129,25 @@ def sdk_server_command() -> list[str]:
     return [sys.executable, str(SDK_SERVER)]
 
 
+@pytest.fixture
+def fastmcp_task_command() -> list[str]:
+    """argv of ``tests/servers/fastmcp_task_server.py`` (fastmcp + fastmcp-tasks: the 2026
+    tasks extension), over stdio; add ``--http PORT`` for HTTP."""
+    if importlib.util.find_spec("fastmcp_tasks") is None:
+        missing_server(f"fastmcp-tasks is not importable by {sys.executable}; "
+                       "pip install -e '.[tests]'")
+    return [sys.executable, str(TESTS / "servers" / "fastmcp_task_server.py")]
+
+
+@pytest.fixture
+def sdk_task_command() -> list[str]:
+    """argv of ``tests/servers/sdk_task_server.py`` (the official SDK plus a task layer on its
+    public hooks, both eras), over stdio; add ``--http PORT`` for HTTP."""
+    if importlib.util.find_spec("mcp") is None:
+        missing_server(f"the official MCP SDK is not importable by {sys.executable}")
+    return [sys.executable, str(TESTS / "servers" / "sdk_task_server.py")]
+
+
 def modern_command(scenario: str = "default") -> list[str]:
     """argv of the scripted 2026-07-28 test server for one scenario."""
     return [sys.executable, str(MODERN_SCRIPTED_SERVER), scenario]

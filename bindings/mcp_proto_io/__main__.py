@@ -34,6 +34,7 @@ from mcp_proto import (
     Progress,
     ResourceLink,
     ServerExited,
+    TaskStatus,
     TextContent,
     TextResourceContents,
 )
@@ -81,6 +82,24 @@ class ProgressBar:
             self.stream.write("\r\x1b[2K")
             self.stream.flush()
             self.drawn = False
+
+
+class TaskStatusLine:
+    """Prints a task's status changes on stderr (one line each: they matter after the run
+    too, for the task id to resume with)."""
+
+    def __init__(self, bar: ProgressBar, stream: TextIO = sys.stderr) -> None:
+        self.bar = bar
+        self.stream = stream
+
+    def __call__(self, event: TaskStatus) -> None:
+        self.bar.done()
+        task = event.task
+        text = f"task {task.task_id}: {task.status}"
+        if task.status_message:
+            text += f" - {task.status_message}"
+        self.stream.write(text[:300] + "\n")
+        self.stream.flush()
 
 
 def _split_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -143,7 +162,12 @@ def _parser() -> argparse.ArgumentParser:
     call = sub.add_parser("call", help="call a tool")
     call.add_argument("tool")
     call.add_argument("--args", help="arguments as a JSON object")
+    call.add_argument("--task", action="store_true",
+                      help="run it as a task where the tool allows (status on stderr)")
     common(call)
+    resume = sub.add_parser("resume", help="wait for a task another run started")
+    resume.add_argument("task_id")
+    common(resume)
     read = sub.add_parser("read", help="read a resource")
     read.add_argument("uri")
     common(read)
@@ -221,15 +245,21 @@ def _run(args: argparse.Namespace, command: list[str], out: TextIO) -> int:
                     desc = (t.description or "").strip().splitlines()
                     out.write(f"{t.name:30} {desc[0] if desc else ''}\n")
             return 0
-        if args.cmd == "call":
-            arguments = _json_arg(args.args, "--args")
+        if args.cmd in ("call", "resume"):
+            status = TaskStatusLine(bar)
             try:
-                result = client.call_tool(args.tool, arguments, on_progress=bar)
+                if args.cmd == "call":
+                    result = client.call_tool(args.tool, _json_arg(args.args, "--args"),
+                                              on_progress=bar, task=args.task or None,
+                                              on_task_status=status)
+                else:
+                    result = client.resume_task(args.task_id, on_task_status=status)
             finally:
                 bar.done()
             _print_call_result(result, args.json, out)
             if result.is_error:
-                sys.stderr.write(f"mcp-proto: tool {args.tool!r} reported an error\n")
+                what = args.tool if args.cmd == "call" else f"task {args.task_id}"
+                sys.stderr.write(f"mcp-proto: {what!r} reported an error\n")
                 return 1
             return 0
         if args.cmd in ("resources", "templates", "prompts"):

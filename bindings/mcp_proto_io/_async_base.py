@@ -45,6 +45,8 @@ from mcp_proto import (
     ServerExited,
     ServerRequest,
     ServerRequestCancelled,
+    Task,
+    TaskStatus,
     Tool,
     accepted_versions,
     era_of,
@@ -53,7 +55,14 @@ from mcp_proto._http import HttpExchange, HttpTarget, StreamableHttp
 from mcp_proto._modern import Discovered
 
 from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
-from ._handlers import Handler, Handlers, NotificationCallback, ProgressCallback, RootsSource
+from ._handlers import (
+    Handler,
+    Handlers,
+    NotificationCallback,
+    ProgressCallback,
+    RootsSource,
+    StatusCallback,
+)
 from ._process import StderrTail, argv_of, kill_process_tree, spawn, stop_process_tree_async
 
 __all__ = [
@@ -152,6 +161,7 @@ class Waiter(Protocol):
     """A one-shot result slot one task awaits."""
 
     on_progress: ProgressCallback | None
+    on_status: StatusCallback | None
 
     @property
     def done(self) -> bool: ...
@@ -171,7 +181,8 @@ class TaskHandle(Protocol):
 class Runtime(Protocol):
     """The event loop primitives a binding gives the shared code."""
 
-    def waiter(self, on_progress: ProgressCallback | None) -> Waiter: ...
+    def waiter(self, on_progress: ProgressCallback | None,
+               on_status: StatusCallback | None) -> Waiter: ...
 
     def spawn(self, name: str, fn: Callable[[], Coroutine[Any, Any, None]],
               done: Callable[[Any], None]) -> TaskHandle:
@@ -258,22 +269,24 @@ class AsyncPump:
     # -- calls ------------------------------------------------------------------------------
 
     def start(self, op: Callable[[float], RequestHandle],
-              on_progress: ProgressCallback | None = None) -> tuple[RequestHandle, Waiter]:
+              on_progress: ProgressCallback | None = None,
+              on_status: StatusCallback | None = None) -> tuple[RequestHandle, Waiter]:
         if self.closed:
             raise self.exit_error or ConnectionClosed("the connection is closed")
         handle = op(time.monotonic())
-        waiter = self.rt.waiter(on_progress)
+        waiter = self.rt.waiter(on_progress, on_status)
         self.waiters[handle] = waiter
         self._after()  # send it; some operations end at once (a capability the server lacks)
         return handle, waiter
 
     async def call(self, op: Callable[[float], RequestHandle],
-                   on_progress: ProgressCallback | None = None) -> Any:
+                   on_progress: ProgressCallback | None = None,
+                   on_status: StatusCallback | None = None) -> Any:
         """Start an operation and await its value.  Cancelled while waiting (the runtime's
         cancellation), the operation is cancelled in the core, which tells the server (legacy:
         ``notifications/cancelled``; 2026 HTTP: the request's stream is closed).  Async
         progress callbacks of the call have all finished when it returns or raises."""
-        handle, waiter = self.start(op, on_progress)
+        handle, waiter = self.start(op, on_progress, on_status)
         try:
             value = await waiter.wait()
         except MCPError:
@@ -327,13 +340,17 @@ class AsyncPump:
                 waiter = waiters.pop(event.handle, None)  # type: ignore[union-attr]
                 if waiter is not None:
                     waiter.set(None, event.error)  # type: ignore[union-attr]
-            elif t is Progress:
+            elif t is Progress or t is TaskStatus:
                 waiter = waiters.get(event.handle)  # type: ignore[union-attr]
-                if waiter is not None and waiter.on_progress is not None:
+                fn = None if waiter is None else (
+                    waiter.on_progress if t is Progress else waiter.on_status)
+                if waiter is not None and fn is not None:
                     serial = self.progress.get(waiter)
                     if serial is None:
                         serial = self.progress[waiter] = _Serial(self, "mcp-proto-progress")
-                    self._callback(waiter.on_progress, event, serial)
+                    self._callback(fn, event, serial)
+                elif t is TaskStatus and client._on_notification is not None:
+                    self._callback(client._on_notification, event, self.notifications)
             elif t is Ready:
                 self.ready = True
                 waiter = waiters.pop(event.handle, None)  # type: ignore[union-attr]
@@ -822,14 +839,15 @@ class AsyncClientBase:
 
     async def _run(self, timeout: float | None,
                    op: Callable[[ClientSession, float, float], RequestHandle],
-                   on_progress: ProgressCallback | None = None) -> Any:
+                   on_progress: ProgressCallback | None = None,
+                   on_status: StatusCallback | None = None) -> Any:
         """Start ``op(session, now, timeout)`` on the live connection and await its value."""
         c = self._conn
         if c is None or c.closed:
             c = await self._connection()
         total = self._timeout if timeout is None else timeout
         session = c.session
-        return await c.call(lambda now: op(session, now, total), on_progress)
+        return await c.call(lambda now: op(session, now, total), on_progress, on_status)
 
     async def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every tool of the server, all pages followed.  Raises the errors of any call."""
@@ -838,7 +856,9 @@ class AsyncClientBase:
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                         timeout: float | None = None, idle_timeout: float | None = None,
-                        on_progress: ProgressCallback | None = None) -> CallToolResult:
+                        on_progress: ProgressCallback | None = None,
+                        task: bool | None = None, task_ttl: float | None = None,
+                        on_task_status: StatusCallback | None = None) -> CallToolResult:
         """Call a tool and await its result.
 
         A result with ``is_error`` True is returned, not raised.  Raises :class:`RpcError`
@@ -846,14 +866,44 @@ class AsyncClientBase:
         ``idle_timeout`` without a response or progress; the server is told to cancel),
         :class:`ServerExited` (the call is not replayed: decide whether to call again).
         Cancelling the awaiting task cancels the call on the server too.  ``on_progress``
-        (a function or an async function) gets each :class:`Progress`.
+        (a function or an async function) gets each :class:`Progress`.  A call that runs as
+        a task (``task``, ``task_ttl``: see :meth:`mcp_proto_io.threads.Client.call_tool`)
+        still returns the tool's result; ``on_task_status`` gets each :class:`TaskStatus`,
+        and cancelling it sends ``tasks/cancel``.
         """
+        if (await self._connection()).session.task_support_unknown(name):
+            await self.list_tools(timeout=timeout)  # TK-01: learn whether it must be a task
         return cast("CallToolResult", await self._run(
             timeout,
             lambda s, now, t: s.call_tool(name, arguments, now=now, timeout=t,
                                           idle_timeout=idle_timeout,
-                                          progress=on_progress is not None),
-            on_progress))
+                                          progress=on_progress is not None,
+                                          task=task, task_ttl=task_ttl),
+            on_progress, on_task_status))
+
+    async def resume_task(self, task_id: str, *, timeout: float | None = None,
+                          on_task_status: StatusCallback | None = None) -> CallToolResult:
+        """Await a tool call's task another client started (its id kept across a restart);
+        returns the tool's result.  Raises as :meth:`call_tool`, and :class:`TaskNotFound`
+        when the server no longer knows it."""
+        return cast("CallToolResult", await self._run(
+            timeout, lambda s, now, t: s.resume_task(task_id, now=now, timeout=t),
+            None, on_task_status))
+
+    async def list_tasks(self, *, timeout: float | None = None) -> list[Task]:
+        """The server's tasks (2025-11-25 ``tasks/list``, every page)."""
+        return cast("list[Task]", await self._run(
+            timeout, lambda s, now, t: s.list_tasks(now=now, timeout=t)))
+
+    async def get_task(self, task_id: str, *, timeout: float | None = None) -> Task:
+        """A task as the server describes it now (one ``tasks/get``)."""
+        return cast("Task", await self._run(
+            timeout, lambda s, now, t: s.get_task(task_id, now=now, timeout=t)))
+
+    async def cancel_task(self, task_id: str, *, timeout: float | None = None) -> Task | None:
+        """Ask the server to cancel a task: the final task (2025-11-25) or None (2026)."""
+        return cast("Task | None", await self._run(
+            timeout, lambda s, now, t: s.cancel_task(task_id, now=now, timeout=t)))
 
     async def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
         return cast("list[Resource]", await self._run(

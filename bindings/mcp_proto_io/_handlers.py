@@ -12,14 +12,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_proto import Event, Progress, Root, ServerRequest, client_capabilities
+from mcp_proto import Event, Progress, Root, ServerRequest, TaskStatus, client_capabilities
 
-__all__ = ["Handler", "Handlers", "NotificationCallback", "ProgressCallback", "RootsSource"]
+__all__ = ["Handler", "Handlers", "NotificationCallback", "ProgressCallback", "RootsSource",
+           "StatusCallback"]
 
 Handler = Callable[[dict[str, Any]], Any]
 """Takes the request's params; returns the result object (or an awaitable of it, in the async
 bindings); raises ``RpcError`` to answer with a specific error."""
 ProgressCallback = Callable[[Progress], Any]
+StatusCallback = Callable[[TaskStatus], Any]
 NotificationCallback = Callable[[Event], Any]
 RootsSource = Sequence[Root] | Callable[[], Sequence[Root] | Awaitable[Sequence[Root]]]
 

@@ -45,7 +45,7 @@ from ._async_base import (
     TaskHandle,
     connector,
 )
-from ._handlers import ProgressCallback
+from ._handlers import ProgressCallback, StatusCallback
 
 __all__ = ["Client", "HttpClient", "connect_http", "connect_stdio"]
 
@@ -55,11 +55,13 @@ class _Waiter:
     delivered (a future cancelled with its awaiting task is not done in this sense: the call
     must still be cancelled on the server)."""
 
-    __slots__ = ("done", "fut", "on_progress")
+    __slots__ = ("done", "fut", "on_progress", "on_status")
 
-    def __init__(self, on_progress: ProgressCallback | None) -> None:
+    def __init__(self, on_progress: ProgressCallback | None,
+                 on_status: StatusCallback | None) -> None:
         self.fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.on_progress = on_progress
+        self.on_status = on_status
         self.done = False
 
     def set(self, value: Any, error: MCPError | None) -> None:
@@ -87,8 +89,9 @@ class _Runtime:
     """asyncio's primitives for the shared code."""
 
     @staticmethod
-    def waiter(on_progress: ProgressCallback | None) -> _Waiter:
-        return _Waiter(on_progress)
+    def waiter(on_progress: ProgressCallback | None,
+               on_status: StatusCallback | None) -> _Waiter:
+        return _Waiter(on_progress, on_status)
 
     @staticmethod
     def spawn(name: str, fn: Callable[[], Coroutine[Any, Any, None]],

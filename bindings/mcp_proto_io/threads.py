@@ -53,6 +53,8 @@ from mcp_proto import (
     ResourceTemplate,
     ServerExited,
     ServerRequest,
+    Task,
+    TaskStatus,
     Tool,
     accepted_versions,
     era_of,
@@ -67,6 +69,7 @@ from ._handlers import (
     NotificationCallback,
     ProgressCallback,
     RootsSource,
+    StatusCallback,
 )
 from ._process import StderrTail, argv_of, spawn, stop_process_tree
 
@@ -106,14 +109,16 @@ _C = TypeVar("_C", bound="_ClientBase")
 class _Waiter:
     """A one-shot result slot a caller blocks on (cheaper than a Future)."""
 
-    __slots__ = ("_lock", "error", "on_progress", "value")
+    __slots__ = ("_lock", "error", "on_progress", "on_status", "value")
 
-    def __init__(self, on_progress: ProgressCallback | None = None) -> None:
+    def __init__(self, on_progress: ProgressCallback | None = None,
+                 on_status: StatusCallback | None = None) -> None:
         self._lock = _thread.allocate_lock()
         self._lock.acquire()
         self.value: Any = None
         self.error: MCPError | None = None
         self.on_progress = on_progress
+        self.on_status = on_status
 
     def set(self, value: Any, error: MCPError | None) -> None:
         self.value = value
@@ -184,12 +189,13 @@ class _Pump:
         self._flush()
 
     def start(self, op: Callable[[float], RequestHandle],
-              on_progress: ProgressCallback | None = None) -> _Waiter:
+              on_progress: ProgressCallback | None = None,
+              on_status: StatusCallback | None = None) -> _Waiter:
         if self._on_callback_thread():
             raise LocalProtocolError(
                 "a call from on_progress / on_notification would wait for the thread that runs "
                 "that callback; make the call from another thread")
-        waiter = _Waiter(on_progress)
+        waiter = _Waiter(on_progress, on_status)
         with self.lock:
             if self.closed:
                 raise self.exit_error or ConnectionClosed("the connection is closed")
@@ -208,8 +214,9 @@ class _Pump:
         return waiter
 
     def call(self, op: Callable[[float], RequestHandle],
-             on_progress: ProgressCallback | None = None) -> Any:
-        waiter = self.start(op, on_progress)
+             on_progress: ProgressCallback | None = None,
+             on_status: StatusCallback | None = None) -> Any:
+        waiter = self.start(op, on_progress, on_status)
         try:
             return waiter.wait()
         except KeyboardInterrupt:
@@ -254,7 +261,7 @@ class _Pump:
             t = type(event)
             if t is Completed or t is Failed or t is Ready:
                 out.append((event, waiters.pop(event.handle, None)))  # type: ignore[union-attr]
-            elif t is Progress:
+            elif t is Progress or t is TaskStatus:
                 out.append((event, waiters.get(event.handle)))  # type: ignore[union-attr]
             else:
                 if t is Closed:
@@ -279,6 +286,8 @@ class _Pump:
             elif t is Progress:
                 if waiter is not None and waiter.on_progress is not None:
                     self._callback(waiter.on_progress, event)
+            elif t is TaskStatus and waiter is not None and waiter.on_status is not None:
+                self._callback(waiter.on_status, event)
             elif t is ServerRequest:
                 assert isinstance(event, ServerRequest)
                 self._serve(event)
@@ -706,11 +715,12 @@ class _ClientBase:
 
     def _run(self, timeout: float | None,
              op: Callable[[ClientSession, float, float], RequestHandle],
-             on_progress: ProgressCallback | None = None) -> Any:
+             on_progress: ProgressCallback | None = None,
+             on_status: StatusCallback | None = None) -> Any:
         """Start ``op(session, now, timeout)`` on the live connection and wait for its value."""
         c = self._connection()
         total = self._timeout if timeout is None else timeout
-        return c.call(lambda now: op(c.session, now, total), on_progress)
+        return c.call(lambda now: op(c.session, now, total), on_progress, on_status)
 
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every tool of the server, all pages followed.  Raises the errors of any call."""
@@ -719,7 +729,9 @@ class _ClientBase:
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                   timeout: float | None = None, idle_timeout: float | None = None,
-                  on_progress: ProgressCallback | None = None) -> CallToolResult:
+                  on_progress: ProgressCallback | None = None, task: bool | None = None,
+                  task_ttl: float | None = None,
+                  on_task_status: StatusCallback | None = None) -> CallToolResult:
         """Call a tool and wait for its result.
 
         A result with ``is_error`` True is returned, not raised.  Raises :class:`RpcError`
@@ -727,13 +739,49 @@ class _ClientBase:
         ``idle_timeout`` without a response or progress; the server is told to cancel),
         :class:`ServerExited` (the call is not replayed: decide whether to call again).
         ``on_progress`` is called on the reader thread with each :class:`Progress`.
+
+        A call may run as a task (section 9): in 2025-11-25 when the tool requires it, or
+        allows it and ``task`` is True (``task_ttl`` seconds of retention asked); in
+        2026-07-28 when the server decides.  It still returns the tool's result, polling the
+        task meanwhile; ``on_task_status`` gets each :class:`TaskStatus` (its ``task.task_id``
+        can be kept to :meth:`resume_task` after a restart).  The task's failure raises its
+        error, a cancelled task :class:`TaskCancelled`; a timeout sends ``tasks/cancel``.
         """
+        if self._connection().session.task_support_unknown(name):
+            self.list_tools(timeout=timeout)  # TK-01: learn whether it must be a task
         return cast("CallToolResult", self._run(
             timeout,
             lambda s, now, t: s.call_tool(name, arguments, now=now, timeout=t,
                                           idle_timeout=idle_timeout,
-                                          progress=on_progress is not None),
-            on_progress))
+                                          progress=on_progress is not None,
+                                          task=task, task_ttl=task_ttl),
+            on_progress, on_task_status))
+
+    def resume_task(self, task_id: str, *, timeout: float | None = None,
+                    on_task_status: StatusCallback | None = None) -> CallToolResult:
+        """Wait for a tool call's task another client started (its id kept across a restart):
+        polls it to the end and returns the tool's result.  Raises as :meth:`call_tool`,
+        :class:`TaskNotFound` when the server no longer knows it, and
+        :class:`LocalProtocolError` if the server has no tasks."""
+        return cast("CallToolResult", self._run(
+            timeout, lambda s, now, t: s.resume_task(task_id, now=now, timeout=t),
+            None, on_task_status))
+
+    def list_tasks(self, *, timeout: float | None = None) -> list[Task]:
+        """The server's tasks (2025-11-25 ``tasks/list``, every page)."""
+        return cast("list[Task]",
+                    self._run(timeout, lambda s, now, t: s.list_tasks(now=now, timeout=t)))
+
+    def get_task(self, task_id: str, *, timeout: float | None = None) -> Task:
+        """A task as the server describes it now (one ``tasks/get``)."""
+        return cast("Task", self._run(
+            timeout, lambda s, now, t: s.get_task(task_id, now=now, timeout=t)))
+
+    def cancel_task(self, task_id: str, *, timeout: float | None = None) -> Task | None:
+        """Ask the server to cancel a task: the final task (2025-11-25) or None (2026, an
+        acknowledgement).  :class:`RpcError` for a terminal or unknown task."""
+        return cast("Task | None", self._run(
+            timeout, lambda s, now, t: s.cancel_task(task_id, now=now, timeout=t)))
 
     def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
         return cast("list[Resource]",
@@ -942,12 +990,13 @@ class _HttpConnection(_Pump):
         self.aborts += self.http.exchanges_to_abort()
 
     def start(self, op: Callable[[float], RequestHandle],
-              on_progress: ProgressCallback | None = None) -> _Waiter:
+              on_progress: ProgressCallback | None = None,
+              on_status: StatusCallback | None = None) -> _Waiter:
         # The caller runs its own exchange (it would only wait for a worker to do it): no
         # thread hand-off on the way out nor on the way back.
         self._local.mine = None
         try:
-            return super().start(op, on_progress)
+            return super().start(op, on_progress, on_status)
         finally:
             self._local.mine = None
 

@@ -50,7 +50,7 @@ from ._async_base import (
     TaskHandle,
     connector,
 )
-from ._handlers import ProgressCallback
+from ._handlers import ProgressCallback, StatusCallback
 
 __all__ = ["Client", "HttpClient", "connect_http", "connect_stdio"]
 
@@ -59,14 +59,16 @@ class _Waiter:
     """A call's result: a slot and the task parked on it (trio's lowest-level wait, lighter
     than an Event for a wait that happens once per call)."""
 
-    __slots__ = ("done", "error", "on_progress", "task", "value")
+    __slots__ = ("done", "error", "on_progress", "on_status", "task", "value")
 
-    def __init__(self, on_progress: ProgressCallback | None) -> None:
+    def __init__(self, on_progress: ProgressCallback | None,
+                 on_status: StatusCallback | None) -> None:
         self.done = False
         self.value: Any = None
         self.error: MCPError | None = None
         self.task: trio.lowlevel.Task | None = None
         self.on_progress = on_progress
+        self.on_status = on_status
 
     def set(self, value: Any, error: MCPError | None) -> None:
         if not self.done:
@@ -109,8 +111,9 @@ class _Runtime:
     """trio's primitives for the shared code."""
 
     @staticmethod
-    def waiter(on_progress: ProgressCallback | None) -> _Waiter:
-        return _Waiter(on_progress)
+    def waiter(on_progress: ProgressCallback | None,
+               on_status: StatusCallback | None) -> _Waiter:
+        return _Waiter(on_progress, on_status)
 
     @staticmethod
     def spawn(name: str, fn: Callable[[], Coroutine[Any, Any, None]],
