@@ -7,7 +7,6 @@ that lie, an illegal transition).  What the client sent is read back with the se
 
 from __future__ import annotations
 
-import functools
 import json
 import subprocess
 import sys
@@ -17,7 +16,6 @@ from typing import Any
 
 import pytest
 from _bindings import BINDINGS, Binding, T, run
-from _bindings import _to_thread as to_thread
 
 from mcp_proto import (
     TASKS_EXTENSION,
@@ -42,16 +40,6 @@ CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 
 def command(era: str, scenario: str) -> list[str]:
     return [sys.executable, str(SERVER), "--era", era, scenario]
-
-
-async def op(b: Binding, c: Any, name: str, *args: Any, **kwargs: Any) -> Any:
-    """A task method of the client (``get_task``, ``cancel_task``, ``list_tasks``,
-    ``resume_task``), awaited.  The threads adapter of ``_bindings.py`` does not route these
-    through a worker thread (they are not in its ``_BLOCKING``), so they are called on the
-    raw threads client here."""
-    if b.is_async:
-        return await getattr(c, name)(*args, **kwargs)
-    return await to_thread(functools.partial(getattr(c.raw, name), *args, **kwargs))
 
 
 def callback(b: Binding, kind: str, fn: Callable[[Any], Any]) -> Any:
@@ -164,10 +152,10 @@ def test_a_task_purged_mid_poll_is_task_not_found(binding: str, era: str) -> Non
             [task_id] = status.ids
             assert caught.value.code == -32602 and task_id in str(caught.value)
             with pytest.raises(RpcError) as direct:
-                await op(b, c, "get_task", task_id)
+                await c.get_task(task_id)
             assert direct.value.code == -32602
             with pytest.raises(TaskNotFound):
-                await op(b, c, "resume_task", task_id)
+                await c.resume_task(task_id)
             assert (await c.call_tool("echo", {"text": "still here"})).text == "still here"
             messages = await received(c)
         assert len(of(messages, "tasks/get")) == 5  # 3 for the call, get_task, resume_task
@@ -188,14 +176,14 @@ def test_cancelling_a_terminal_task_is_an_rpc_error(binding: str) -> None:
             first = await c.call_tool("job", on_task_status=status)
             [task_id] = status.ids
             with pytest.raises(RpcError) as caught:
-                await op(b, c, "cancel_task", task_id)
+                await c.cancel_task(task_id)
             assert caught.value.code == -32602
-            task = await op(b, c, "get_task", task_id)
+            task = await c.get_task(task_id)
             assert isinstance(task, Task) and (task.task_id, task.status) == (task_id,
                                                                             "completed")
-            listed = await op(b, c, "list_tasks")
+            listed = await c.list_tasks()
             assert [(t.task_id, t.status) for t in listed] == [(task_id, "completed")]
-            again = await op(b, c, "resume_task", task_id)
+            again = await c.resume_task(task_id)
             messages = await received(c)
         assert summary(first)["taskId"] == summary(again)["taskId"] == task_id
         [cancel] = of(messages, "tasks/cancel")
@@ -217,7 +205,7 @@ def test_a_cancelled_task_may_still_complete(binding: str) -> None:
                 job = tg.spawn(c.call_tool, "job", on_task_status=status, name="job")
                 await until(b, lambda: status.ids)
                 [task_id] = status.ids
-                assert await op(b, c, "cancel_task", task_id) is None
+                assert await c.cancel_task(task_id) is None
                 result = await job.result()
             messages = await received(c)
         assert summary(result)["taskId"] == task_id

@@ -12,6 +12,7 @@ scope, so a client may be closed from any task, in any order, or from another th
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import subprocess
@@ -109,6 +110,13 @@ MAX_HTTP_EXCHANGES = 64
 #: Idle keep-alive connections kept for reuse: as many as exchanges may run at once.
 MAX_IDLE_CONNECTIONS = MAX_HTTP_EXCHANGES
 
+#: Async callbacks queued (per call's progress, or for notifications) before the connection
+#: stops reading until they catch up, and the length at which it reads again.  A slow async
+#: callback must not make the client buffer a fast server's output without bound (the
+#: threads binding gets the same back-pressure by running callbacks on the reader).
+CALLBACK_HIGH_WATER = 1024
+CALLBACK_LOW_WATER = 256
+
 #: Seconds to open a TCP (and TLS) connection.
 CONNECT_TIMEOUT = 10.0
 
@@ -202,9 +210,12 @@ class Runtime(Protocol):
     def token(self) -> Any:
         """The running loop, for :meth:`run_soon_threadsafe` (None outside any loop)."""
 
-    def run_soon_threadsafe(self, token: Any, fn: Callable[[], None]) -> None:
+    def run_soon_threadsafe(self, token: Any, fn: Callable[[], None]) -> bool:
         """Run ``fn`` on the loop ``token`` names, from any thread (or at once when that loop
-        is the caller's).  Does nothing when that loop has ended."""
+        is the caller's).  False when that loop has ended (``fn`` will never run)."""
+
+    def is_cancellation(self, exc: BaseException | None) -> bool:
+        """Whether ``exc`` is the runtime's cancellation."""
 
 
 class AsyncPump:
@@ -265,6 +276,13 @@ class AsyncPump:
     def _force_finish(self) -> None:
         """Close was cancelled or the loop is ending: make :meth:`_finish`'s outcome true now
         (kill the process group), without awaiting."""
+
+    def abandon(self) -> None:
+        """The event loop is gone (a close from another thread after it ended): stop what
+        outlives it, without the loop (kill the process group, close the pipes)."""
+
+    def hold_input(self, hold: bool) -> None:
+        """Stop (True) or resume (False) reading from the server (back-pressure)."""
 
     # -- calls ------------------------------------------------------------------------------
 
@@ -438,8 +456,12 @@ class AsyncPump:
         self.waiters.clear()
         for waiter in stranded:
             waiter.set(None, ConnectionClosed("the connection is closed"))
+        for serial in self.progress.values():
+            serial.discard()
+        self.progress.clear()
+        keep = self.notifications.task  # delivers what is queued, Closed last, then ends
         for task in list(self.tasks):
-            if not self.rt.is_current(task):
+            if task is not keep and not self.rt.is_current(task):
                 task.cancel()
         self._close_transport()
         self.finished = self.spawn("mcp-proto-close", self._finish_guarded)
@@ -479,11 +501,23 @@ class _Serial:
         self.queue: deque[Awaitable[object]] = deque()
         self.task: TaskHandle | None = None
         self.idle: list[Any] = []  # events set when the queue is drained
+        self.holding = False  # input paused until the queue shrinks
 
     def add(self, awaitable: Awaitable[object]) -> None:
-        self.queue.append(awaitable)
+        queue = self.queue
+        queue.append(awaitable)
         if self.task is None:
             self.task = self.pump.spawn(self.name, self._run)
+        if len(queue) > CALLBACK_HIGH_WATER and not self.holding:
+            self.holding = True  # slow callbacks: stop reading until they catch up
+            self.pump.hold_input(True)
+
+    def discard(self) -> None:
+        """Drop what was not run (the connection closed): never awaited, never warned."""
+        for awaitable in self.queue:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()
+        self.queue.clear()
 
     async def _run(self) -> None:
         queue = self.queue
@@ -493,12 +527,15 @@ class _Serial:
                     await queue.popleft()
                 except Exception:  # a host callback must not break the connection
                     traceback.print_exc()
+                if self.holding and len(queue) < CALLBACK_LOW_WATER:
+                    self.holding = False
+                    self.pump.hold_input(False)
         finally:
             self.task = None
-            for awaitable in queue:  # cancelled by close: never awaited, never warned about
-                if inspect.iscoroutine(awaitable):
-                    awaitable.close()
-            queue.clear()
+            self.discard()  # cancelled by close: never awaited, never warned about
+            if self.holding:
+                self.holding = False
+                self.pump.hold_input(False)
             idle, self.idle = self.idle, []
             for event in idle:
                 event.set()
@@ -601,6 +638,14 @@ class StdioPump(AsyncPump):
         kill_process_tree(self.proc)
         self._close_pipes()
 
+    def abandon(self) -> None:
+        kill_process_tree(self.proc)
+        self.pipes_closed = True
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if f is not None:
+                with contextlib.suppress(Exception):  # whatever the dead loop left
+                    f.close()
+
     def _close_pipes(self) -> None:
         """Close the pipes (the server is gone, or killed).  Idempotent."""
         if not self.pipes_closed:
@@ -632,9 +677,18 @@ class HttpPump(AsyncPump):
 
     def _flush(self) -> None:
         http = self.http
-        for ex_id in http.exchanges_to_abort():  # C-04: closing the stream is the cancel
-            self._abort_exchange(ex_id)
-        for ex in http.exchanges_to_start():
+        # Starting first: that is what turns a cancellation or a timeout into aborts.
+        starting = http.exchanges_to_start()
+        aborted = http.exchanges_to_abort()
+        if aborted:  # C-04: closing the stream is the cancellation
+            if self.queued:
+                gone = set(aborted)
+                self.queued = [ex for ex in self.queued if ex.id not in gone]
+            for ex_id in aborted:
+                self._abort_exchange(ex_id)
+        for ex in starting:
+            if ex.aborted:
+                continue  # over before it was sent
             if self.running < MAX_HTTP_EXCHANGES:
                 self.running += 1
                 self._start_exchange(ex)
@@ -642,10 +696,14 @@ class HttpPump(AsyncPump):
                 self.queued.append(ex)
 
     def _exchange_ended(self) -> None:
+        """An exchange gave its slot back: the next one waiting (and not aborted) starts."""
         self.running -= 1
-        if self.queued and not self.closing:
-            self.running += 1
-            self._start_exchange(self.queued.pop(0))
+        while self.queued and not self.closing:
+            ex = self.queued.pop(0)
+            if not ex.aborted:
+                self.running += 1
+                self._start_exchange(ex)
+                return
 
     def _on_http_data(self, ex: HttpExchange, data: bytes) -> None:
         """Bytes of an exchange's answer (``b""``: the server closed the connection)."""
@@ -705,7 +763,13 @@ class AsyncClientBase:
 
     # -- connection management --------------------------------------------------------------
 
+    def _check_loop(self) -> None:
+        if self._token is not None and self._rt.token() is not self._token:
+            raise LocalProtocolError("this client belongs to another event loop (or one that "
+                                     "ended); create a new client in this one")
+
     async def _connection(self) -> AsyncPump:
+        self._check_loop()
         conn = self._conn
         if conn is not None and not conn.closed:
             return conn
@@ -751,8 +815,10 @@ class AsyncClientBase:
             if conn.session.probe_killed_server and era != "legacy":
                 raise ProbeKilledServer(str(exc)) from exc
             raise
-        except BaseException:
-            conn.close()  # cancelled too: the process group is stopped (killed if need be)
+        except BaseException as exc:
+            conn.close()
+            if self._rt.is_cancellation(exc):
+                conn._force_finish()  # cancelled: the process group is killed, not waited on
             await conn.wait_closed()
             raise
         finally:
@@ -774,8 +840,12 @@ class AsyncClientBase:
         thread.  Pending calls fail with :class:`ConnectionClosed` at once; the server is
         stopped in the background (:meth:`aclose` waits for it).  Idempotent."""
         self._closed = True
-        if self._token is not None:
-            self._rt.run_soon_threadsafe(self._token, self._close_now)
+        if self._token is not None and not self._rt.run_soon_threadsafe(self._token,
+                                                                          self._close_now):
+            # Its event loop has ended: nothing will run there; stop the server from here.
+            for conn in (self._connecting, self._conn, *self._ending):
+                if conn is not None:
+                    conn.abandon()
 
     def _close_now(self) -> None:
         conns = [c for c in (self._connecting, self._conn) if c is not None]
@@ -792,6 +862,9 @@ class AsyncClientBase:
         after :meth:`close`; idempotent.  Cancelled while waiting, it kills the process
         group at once."""
         self._closed = True
+        if self._token is not None and self._rt.token() is not self._token:
+            self.close()  # from another loop: its own loop closes it, or nothing is left
+            return
         self._close_now()
         for conn in list(self._ending):  # another task may be closing too
             await conn.wait_closed()
@@ -801,7 +874,14 @@ class AsyncClientBase:
     async def __aenter__(self: _C) -> _C:
         return await self.connect()
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, exc_type: object, exc: BaseException | None,
+                        tb: object) -> None:
+        if self._rt.is_cancellation(exc):
+            # The block was cancelled: stop the server now rather than wait out the polite
+            # stop (a trio aclose would be cancelled at its first await anyway).
+            self._close_now()
+            for conn in self._ending:
+                conn._force_finish()
         await self.aclose()
 
     # -- what the handshake said ------------------------------------------------------------
@@ -843,7 +923,7 @@ class AsyncClientBase:
                    on_status: StatusCallback | None = None) -> Any:
         """Start ``op(session, now, timeout)`` on the live connection and await its value."""
         c = self._conn
-        if c is None or c.closed:
+        if c is None or c.closed or self._rt.token() is not self._token:
             c = await self._connection()
         total = self._timeout if timeout is None else timeout
         session = c.session

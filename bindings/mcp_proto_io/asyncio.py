@@ -21,7 +21,6 @@ decision is made here.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ssl
 import time
 import traceback
@@ -125,7 +124,7 @@ class _Runtime:
             return None
 
     @staticmethod
-    def run_soon_threadsafe(token: Any, fn: Callable[[], None]) -> None:
+    def run_soon_threadsafe(token: Any, fn: Callable[[], None]) -> bool:
         loop: asyncio.AbstractEventLoop = token
         try:
             running = asyncio.get_running_loop()
@@ -133,9 +132,16 @@ class _Runtime:
             running = None
         if running is loop:
             fn()
-            return
-        with contextlib.suppress(RuntimeError):  # that loop is closed: nothing left to do
+            return True
+        try:
             loop.call_soon_threadsafe(fn)
+        except RuntimeError:  # that loop is closed
+            return False
+        return True
+
+    @staticmethod
+    def is_cancellation(exc: BaseException | None) -> bool:
+        return isinstance(exc, asyncio.CancelledError)
 
 
 _RUNTIME = _Runtime()
@@ -225,6 +231,14 @@ class _StdioConnection(_Timer, StdioPump):
     def _stderr_ended(self) -> None:
         self.stderr_done = True
 
+    def hold_input(self, hold: bool) -> None:
+        out = self.out
+        if out is not None and not out.is_closing():
+            if hold:
+                out.pause_reading()
+            else:
+                out.resume_reading()
+
     def _write(self, data: bytes) -> None:
         if self.batch or self.session.pending_count > 1:
             # Other calls are in flight: send what this loop iteration produces in one write
@@ -251,8 +265,12 @@ class _StdioConnection(_Timer, StdioPump):
             self.proc.stdin.close()
 
     def _close_pipes_once(self) -> None:
-        if self.into is not None and not self.writer.lost:
-            self.into.abort()  # what the server never read is dropped
+        into = self.into
+        # Abort drops what the server never read; a transport already closing with nothing
+        # buffered has its end scheduled (a second one would run its teardown twice).
+        if into is not None and not self.writer.lost and (
+                not into.is_closing() or into.get_write_buffer_size()):
+            into.abort()
         for transport, f in ((self.out, self.proc.stdout), (self.err, self.proc.stderr)):
             if transport is not None:
                 transport.close()
@@ -369,14 +387,16 @@ class _HttpConnection(_Timer, HttpPump):
         stream = _HttpStream(self)
         try:
             await self._connect(lambda: stream)
-        except (OSError, asyncio.TimeoutError) as exc:
+        except Exception as exc:  # OSError, a timeout, a bad host name: the call fails now
             self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: cannot connect to "
-                                            f"{self.target.authority}: {exc}"))
+                                            f"{self.target.authority}: {exc!r}"))
             self._exchange_ended()
             return
-        if self.closing:
+        if self.closing or ex.aborted:  # closed, or cancelled while connecting
             if stream.transport is not None:
                 stream.transport.abort()
+            if not self.closing:
+                self._exchange_ended()
             return
         self._send(stream, ex)
 

@@ -438,6 +438,12 @@ class _Connection(_Pump):
                 if out:
                     self.queue.append(out)
                     self.cond.notify()  # the service thread writes: the reader never blocks
+                else:
+                    # An answer may bring a deadline nearer (a task's next poll): wake the
+                    # service thread if it sleeps towards a later one.
+                    deadline = session.next_deadline()
+                    if deadline is not None and (self.armed is None or deadline < self.armed):
+                        self.cond.notify()
                 events = self._drain_locked()
             if events:
                 self._dispatch(events)
@@ -1036,9 +1042,9 @@ class _HttpConnection(_Pump):
     def _run(self, ex: HttpExchange) -> None:
         try:
             sock = self.pool.acquire()
-        except OSError as exc:
+        except Exception as exc:  # OSError, TLS, a bad host name: the call fails, typed
             self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: cannot connect to "
-                                            f"{self.http.url.authority}: {exc}"))
+                                            f"{self.http.url.authority}: {exc!r}"))
             return
         with self.lock:
             if self._closing:  # close() ran while this connection was being opened

@@ -156,16 +156,23 @@ class _Runtime:
             return None
 
     @staticmethod
-    def run_soon_threadsafe(token: Any, fn: Callable[[], None]) -> None:
+    def run_soon_threadsafe(token: Any, fn: Callable[[], None]) -> bool:
         try:
             running = trio.lowlevel.current_trio_token()
         except RuntimeError:
             running = None
         if running is token:
             fn()
-            return
-        with contextlib.suppress(trio.RunFinishedError):  # that run ended: nothing left
+            return True
+        try:
             token.run_sync_soon(fn)
+        except trio.RunFinishedError:  # that run ended
+            return False
+        return True
+
+    @staticmethod
+    def is_cancellation(exc: BaseException | None) -> bool:
+        return isinstance(exc, trio.Cancelled)
 
 
 _RUNTIME = _Runtime()
@@ -220,6 +227,7 @@ class _StdioConnection(_Timer, StdioPump):
 
     def __init__(self, client: Client) -> None:
         super().__init__(client)
+        self.gate: trio.Event | None = None  # set while stdout reading is held back
         self.backlog: list[bytes | memoryview] = []  # for the writer task to send
         self.writing = False  # the writer task holds bytes not fully written yet
         self.wake = trio.Event()
@@ -239,6 +247,9 @@ class _StdioConnection(_Timer, StdioPump):
         fd = f.fileno()
         size = READ_SIZE
         while True:
+            gate = self.gate
+            if gate is not None and on_data == self._on_stdout:
+                await gate.wait()  # slow async callbacks: let them catch up first
             try:
                 await trio.lowlevel.wait_readable(fd)
             except trio.ClosedResourceError:
@@ -253,6 +264,13 @@ class _StdioConnection(_Timer, StdioPump):
                 return
             size = BIG_READ_SIZE if len(data) >= READ_SIZE else READ_SIZE
             on_data(data)
+
+    def hold_input(self, hold: bool) -> None:
+        if hold:
+            self.gate = trio.Event()
+        elif self.gate is not None:
+            self.gate.set()
+            self.gate = None
 
     async def _read_stdout(self) -> None:
         try:
@@ -377,6 +395,7 @@ class _HttpConnection(_Timer, HttpPump):
         super().__init__(client)
         self.client: HttpClient = client
         self.running_tasks: dict[int, TaskHandle] = {}  # exchange id -> its task
+        self.streams: dict[int, trio.abc.Stream] = {}  # exchange id -> its connection
         self.idle: list[trio.abc.Stream] = []
 
     async def open(self) -> None:
@@ -413,12 +432,13 @@ class _HttpConnection(_Timer, HttpPump):
         try:
             if stream is None:
                 stream = await self._connect()
-        except (OSError, trio.TooSlowError, trio.BrokenResourceError, ssl.SSLError) as exc:
-            self.running_tasks.pop(ex.id, None)
-            self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: cannot connect to "
-                                            f"{self.target.authority}: {_reason(exc)}"))
-            self._exchange_ended()
+        except Exception as exc:  # OSError, a timeout, TLS, a bad host name: the call fails
+            if self.running_tasks.pop(ex.id, None) is not None:  # not aborted meanwhile
+                self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: cannot connect to "
+                                                f"{self.target.authority}: {_reason(exc)}"))
+                self._exchange_ended()
             return
+        self.streams[ex.id] = stream
         try:
             await stream.send_all(ex.data)
             size = READ_SIZE
@@ -434,6 +454,7 @@ class _HttpConnection(_Timer, HttpPump):
                 self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: connection lost: "
                                                 f"{_reason(exc)}"))
         finally:
+            self.streams.pop(ex.id, None)
             if self.running_tasks.pop(ex.id, None) is not None:
                 self._exchange_ended()
             if ex.reusable and not self.closing and len(self.idle) < MAX_IDLE_CONNECTIONS:
@@ -449,8 +470,12 @@ class _HttpConnection(_Timer, HttpPump):
 
     def _close_transport(self) -> None:
         self.queued.clear()
-        idle, self.idle = self.idle, []
-        for stream in idle:
+        # Every connection closes now, also the one of a task that called close() from a
+        # callback (it is not cancelled): its next read ends at once.
+        streams = [*self.streams.values(), *self.idle]
+        self.streams.clear()
+        self.idle = []
+        for stream in streams:
             _close_stream_now(stream)
 
     async def _finish(self) -> None:

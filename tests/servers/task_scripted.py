@@ -82,6 +82,10 @@ SCENARIOS = {
 KEYS = ("q1", "q2")
 LIFETIME = 1.5  # seconds, for the poll-interval scenarios
 SCHEMA: JSONObject = {"type": "object"}
+SERVER_INFO: JSONObject = {"name": "task-scripted", "version": "1.0.0"}
+LEGACY_CAPS: JSONObject = {"tools": {}, "tasks": {"list": {}, "cancel": {},
+                                                  "requests": {"tools": {"call": {}}}}}
+MODERN_CAPS: JSONObject = {"tools": {}, "extensions": {TASKS_EXTENSION: {}}}
 
 
 class Fault(Exception):
@@ -110,7 +114,6 @@ class Task:
 
 class Server:
     def __init__(self, era: str, scenario: str) -> None:
-        self.era = era
         self.modern = era == "modern"
         self.scenario = scenario
         self.received: list[Any] = []
@@ -226,9 +229,9 @@ class Server:
 
     def after(self, method: str, params: JSONObject) -> None:
         """contradicting-notifications: the lies sent after a poll's answer."""
-        task = self.tasks.get(params.get("taskId", ""))
-        if self.scenario != "contradicting-notifications" or method != "tasks/get" or not task:
+        if self.scenario != "contradicting-notifications" or method != "tasks/get":
             return
+        task = self.find(params)
         if task.polls == 1:
             self.notify_status(task, "completed")
         elif task.status == "completed":
@@ -236,15 +239,12 @@ class Server:
 
     def request(self, request_id: Any, method: str, params: JSONObject) -> JSONObject | None:
         if method == "initialize" and not self.modern:
-            caps = {"tools": {}, "tasks": {"list": {}, "cancel": {},
-                                           "requests": {"tools": {"call": {}}}}}
-            return {"protocolVersion": LEGACY_VERSION, "capabilities": caps,
-                    "serverInfo": {"name": "task-scripted", "version": "1.0.0"}}
+            return {"protocolVersion": LEGACY_VERSION, "capabilities": LEGACY_CAPS,
+                    "serverInfo": SERVER_INFO}
         if method == "server/discover" and self.modern:
-            caps = {"tools": {}, "extensions": {TASKS_EXTENSION: {}}}
-            return self.complete({"supportedVersions": [MODERN_VERSION], "capabilities": caps,
-                                  "_meta": {"io.modelcontextprotocol/serverInfo": {
-                                      "name": "task-scripted", "version": "1.0.0"}}})
+            return self.complete({"supportedVersions": [MODERN_VERSION],
+                                  "capabilities": MODERN_CAPS,
+                                  "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO}})
         if method == "ping":
             return {}
         if method == "tools/list":
