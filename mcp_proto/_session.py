@@ -173,6 +173,7 @@ class _Pending:
         "parse",
         "progress",
         "retried",
+        "rid",
         "role",
         "rounds",
         "run",
@@ -201,6 +202,7 @@ class _Pending:
         self.role: str | None = None  # "discover", "initialize", "listen" or None
         self.rounds = 0  # MRTR rounds so far (section 7)
         self.retried = False  # a -32022 / invalid-cursor retry was made (at most one)
+        self.rid = 0  # its JSON-RPC id
         self.run: _TaskRun | None = None  # role "task": the task this request serves
         self.task_mode: str | None = None  # tools/call: "legacy" (sent with task) / "modern"
 
@@ -210,8 +212,8 @@ class _TaskRun:
     the call's handle.  The host sees only the handle (and :class:`TaskStatus` events)."""
 
     __slots__ = ("answers", "asked", "done", "fetching", "handle", "idle_timeout", "inputs",
-                 "last_progress", "modern", "parse", "poll_at", "task", "task_id", "token",
-                 "total_deadline", "total_timeout")
+                 "last_progress", "modern", "parse", "poll_at", "rids", "task", "task_id",
+                 "token", "total_deadline", "total_timeout")
 
     def __init__(self, handle: RequestHandle, parse: Callable[[dict[str, Any]], Any],
                  modern: bool, total_deadline: float, total_timeout: float,
@@ -229,6 +231,7 @@ class _TaskRun:
         self.poll_at: float | None = None  # next tasks/get; None while one is in flight
         self.fetching = False  # 2025-11-25: tasks/result sent
         self.done = False
+        self.rids: set[int] = set()  # its requests in flight
         self.asked: set[str] = set()  # 2026: inputRequests keys asked of the host, ever
         self.inputs: dict[str, str] = {}  # 2026: open questions, synthetic id -> key
         self.answers: dict[str, Any] = {}  # 2026: answers not sent by tasks/update yet
@@ -322,7 +325,8 @@ class ClientSession:
         self._listen_accepted: dict[str, Any] = {}
         self.accept_tasks = accept_tasks
         """2026: declare the tasks extension, so the server may run tool calls as tasks."""
-        self._runs: dict[RequestHandle, _TaskRun] = {}
+        self._runs: dict[int, _TaskRun] = {}  # by the call's handle id
+        self._task_timers: list[tuple[float, int]] = []  # (poll or total deadline, handle id)
         self._run_ids: dict[str, _TaskRun] = {}  # by taskId
         self._task_tokens: dict[int, _TaskRun] = {}  # progress tokens of running tasks
         self._task_inputs: dict[RequestId, _TaskRun] = {}  # 2026 input asked of the host
@@ -431,11 +435,10 @@ class ClientSession:
         if self._gathers:  # a call waiting for the host's answers keeps its total deadline
             soonest = min(g.deadline for g in self._gathers.values())
             fallback = soonest if fallback is None else min(fallback, soonest)
-        if self._runs:  # tasks: the next poll, and each task's total deadline
-            soonest = min(run.total_deadline if run.poll_at is None
-                          else min(run.poll_at, run.total_deadline)
-                          for run in self._runs.values())
-            fallback = soonest if fallback is None else min(fallback, soonest)
+        if self._task_timers:  # tasks: the next poll, and each task's total deadline
+            task_soonest = self._task_soonest()
+            if task_soonest is not None:
+                fallback = task_soonest if fallback is None else min(fallback, task_soonest)
         while timers:
             deadline, rid = timers[0]
             p = pending.get(rid)
@@ -459,7 +462,12 @@ class ClientSession:
             if gather.deadline <= now:
                 p = gather.pending
                 self._gather_fail(gather, RequestTimeout(p.method, p.total_timeout, "total"))
-        for run in list(self._runs.values()):
+        task_timers = self._task_timers
+        while task_timers and task_timers[0][0] <= now:
+            _at, hid = heapq.heappop(task_timers)
+            run = self._runs.get(hid)
+            if run is None:
+                continue
             if run.total_deadline <= now:
                 self._task_end(run, RequestTimeout(run.handle.method, run.total_timeout,
                                                    "total"), cancel=True)
@@ -785,8 +793,8 @@ class ClientSession:
         if handle is self._init_handle:
             raise LocalProtocolError("initialize cannot be cancelled (MCP lifecycle rule); "
                                      "close the session instead")
-        run = self._runs.get(handle)
-        if run is not None:  # a task: tasks/cancel, never notifications/cancelled (TK-05)
+        run = self._runs.get(handle.id)
+        if run is not None and run.handle == handle:  # a task: tasks/cancel (TK-05)
             self._task_end(run, RequestCancelled(handle.method, reason), cancel=True)
             return True
         rid = handle.id
@@ -975,6 +983,7 @@ class ClientSession:
         deadline = min(now + idle, total_deadline)
         p = self._pending[rid] = _Pending(handle, method, parse, walk, progress, idle, total,
                                           total_deadline, deadline)
+        p.rid = rid
         p.params = params
         if deadline != math.inf:
             heapq.heappush(self._timers, (deadline, rid))
@@ -1150,6 +1159,7 @@ class ClientSession:
             if run.handle not in failed:
                 events.append(Failed(handle=run.handle, error=fail_with))
         self._runs.clear()
+        self._task_timers.clear()
         self._run_ids.clear()
         self._task_tokens.clear()
         self._task_inputs.clear()
@@ -1752,7 +1762,7 @@ class ClientSession:
             run.token = p.handle.id
             run.last_progress = p.last_progress
             self._task_tokens[run.token] = run
-        self._runs[p.handle] = run
+        self._task_track(run)
         self._task_update(run, task, None, self._now if now is None else now)
         return True
 
@@ -1768,6 +1778,27 @@ class ClientSession:
                                idle_timeout=max(timeout, 1e-3))
         p.role = "task"
         p.run = run
+        run.rids.add(p.rid)
+
+    def _task_track(self, run: _TaskRun) -> None:
+        self._runs[run.handle.id] = run
+        heapq.heappush(self._task_timers, (run.total_deadline, run.handle.id))
+
+    def _task_schedule(self, run: _TaskRun, at: float) -> None:
+        run.poll_at = at
+        heapq.heappush(self._task_timers, (at, run.handle.id))
+
+    def _task_soonest(self) -> float | None:
+        """The earliest live task deadline (stale heap entries are dropped here)."""
+        timers = self._task_timers
+        runs = self._runs
+        while timers:
+            at, hid = timers[0]
+            run = runs.get(hid)
+            if run is not None and at in (run.poll_at, run.total_deadline):
+                return at
+            heapq.heappop(timers)
+        return None
 
     def _task_poll(self, run: _TaskRun, now: float) -> None:
         assert run.task_id is not None
@@ -1799,7 +1830,7 @@ class ClientSession:
         if run.modern:
             if status in ("completed", "failed"):
                 if detail is None:  # a creation already terminal: its outcome comes by poll
-                    run.poll_at = now
+                    self._task_schedule(run, now)
                 else:
                     self._task_outcome(run, detail)
                 return
@@ -1817,7 +1848,7 @@ class ClientSession:
         if status == "cancelled":
             self._task_end(run, TaskCancelled(task.task_id, task.status_message), cancel=False)
             return
-        run.poll_at = now + poll_delay(task)
+        self._task_schedule(run, now + poll_delay(task))
 
     def _task_outcome(self, run: _TaskRun, detail: dict[str, Any]) -> None:
         """2026: a terminal ``tasks/get`` carries the outcome (TX-04): ``result`` when
@@ -1848,6 +1879,7 @@ class ClientSession:
     def _on_task_answer(self, p: _Pending, result: dict[str, Any], now: float | None) -> None:
         run = p.run
         assert run is not None
+        run.rids.discard(p.rid)
         if run.done:
             return  # tasks/cancel acknowledged, or an answer after the end: nothing to do
         at = self._now if now is None else now
@@ -1875,6 +1907,7 @@ class ClientSession:
     def _on_task_failure(self, p: _Pending, error: MCPError) -> None:
         run = p.run
         assert run is not None
+        run.rids.discard(p.rid)
         if run.done:
             return
         if p.method == "tasks/result":  # TK-04: the task's own JSON-RPC error
@@ -1916,13 +1949,17 @@ class ClientSession:
         dropped without a cancellation, open questions withdrawn."""
         run.done = True
         run.poll_at = None
-        self._runs.pop(run.handle, None)
+        self._runs.pop(run.handle.id, None)
         if run.task_id is not None and self._run_ids.get(run.task_id) is run:
             del self._run_ids[run.task_id]
         if run.token is not None:
             self._task_tokens.pop(run.token, None)
-        for rid in [rid for rid, q in self._pending.items() if q.run is run]:
-            del self._pending[rid]
+        pending = self._pending
+        for rid in run.rids:
+            q = pending.get(rid)
+            if q is not None and q.run is run:
+                del pending[rid]
+        run.rids.clear()
         for sid in run.inputs:
             self._task_inputs.pop(sid, None)
             if self._server_requests.pop(sid, None) is not None:
@@ -1995,8 +2032,8 @@ class ClientSession:
         run = self._run_ids.get(params.get("taskId"))  # type: ignore[arg-type]
         if run is None:
             return False
-        if run.poll_at is not None and now is not None:
-            run.poll_at = min(run.poll_at, now)
+        if run.poll_at is not None and now is not None and now < run.poll_at:
+            self._task_schedule(run, now)
         return True
 
     def _task_operation(self, method: str, params: dict[str, Any], now: float,
@@ -2074,7 +2111,7 @@ class ClientSession:
         run = _TaskRun(handle, parse_call_tool_result, self.era == "modern", now + total,
                        total, self.limits.idle_timeout)
         run.task_id = task_id
-        self._runs[handle] = run
+        self._task_track(run)
         self._run_ids[task_id] = run
         self._now = now
         self._task_poll(run, now)

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from fake_server import JSONObj, Pair, modern_pair, ready_pair
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcp_proto import (
     RELATED_TASK_KEY,
@@ -625,3 +627,99 @@ def test_tx09_resume_in_2026() -> None:
     pair.reply(get, {"resultType": "complete", **task("completed", modern=True, result=DONE)})
     done = pair.events()[-1]
     assert isinstance(done, Completed) and done.handle == handle
+
+
+# -- any sequence of answers (hypothesis) -------------------------------------------------------
+
+ANSWER_STATUSES = ["working", "input_required", "completed", "failed", "cancelled", "bogus"]
+
+
+def expected_end(modern: bool, statuses: list[str]) -> tuple[str, int]:
+    """What the call must end with, and after how many of ``statuses`` (creation first):
+    ``"ok"`` (the result), ``"error"`` (the task's error), ``"cancelled"``, ``"state"``
+    (TaskStateError), or ``"open"`` (still running when the answers ran out)."""
+    for i, status in enumerate(statuses):
+        if status == "bogus":
+            return "state", i + 1
+        if status in ("completed", "failed", "cancelled"):
+            if status == "cancelled":
+                return "cancelled", i + 1
+            if modern and i == 0:  # a terminal creation: the next poll must agree
+                if len(statuses) < 2:
+                    return "open", 1
+                after = statuses[1]
+                if after == "bogus" or after != status:
+                    return "state", 2
+                return ("ok" if status == "completed" else "error"), 2
+            return ("ok" if status == "completed" else "error"), i + 1
+    return "open", len(statuses)
+
+
+@settings(max_examples=300, deadline=None)
+@given(modern=st.booleans(),
+       statuses=st.lists(st.sampled_from(ANSWER_STATUSES), min_size=1, max_size=8),
+       intervals=st.lists(st.sampled_from([None, 0, 7, 500, 10**9]), min_size=8, max_size=8),
+       notify=st.lists(st.sampled_from(ANSWER_STATUSES[:5]), min_size=8, max_size=8))
+def test_any_sequence_of_task_answers_ends_the_call_once(
+        modern: bool, statuses: list[str], intervals: list[int | None],
+        notify: list[str]) -> None:
+    """Whatever the server answers (status changes, illegal ones, unknown statuses, odd
+    intervals, status notifications that contradict the polls), the call ends exactly once,
+    as the transition table says; nothing is polled after the end; no notifications/cancelled."""
+    pair = modern_task_pair() if modern else legacy_pair()
+    pair.validate = pair.validate_modern = False  # bogus statuses are the point here
+    handle = pair.session.call_tool("build", now=pair.now)
+    call = pair.sent_one()
+
+    def fields(i: int, status: str) -> JSONObj:
+        obj = task(status, modern=modern, poll_ms=intervals[i])
+        if modern and status == "completed":
+            obj["result"] = DONE
+        if modern and status == "failed":
+            obj["error"] = {"code": -32000, "message": "it failed"}
+        return obj
+
+    first = fields(0, statuses[0])
+    pair.reply(call, {"resultType": "task", **first} if modern else {"task": first})
+    outcome, _used = expected_end(modern, statuses)
+    fetch: JSONObj | None = None
+    for i, status in enumerate(statuses[1:], start=1):
+        run = pair.session._runs.get(handle.id)
+        if run is None or run.poll_at is None:  # ended, or waiting for tasks/result only
+            break
+        pair.notify("notifications/tasks/status" if not modern else "notifications/tasks",
+                    task(notify[i], modern=modern))
+        pair.advance_to_deadline()
+        polls = [m for m in pair.sent() if m.get("method") == "tasks/get"]
+        assert len(polls) == 1, polls
+        body = fields(i, status)
+        pair.reply(polls[0], {"resultType": "complete", **body} if modern else body)
+    pair.sent()  # whatever is still queued (a tasks/result after the last answer)
+    fetches = [m for m in pair.log if m.get("method") == "tasks/result"]
+    assert len(fetches) <= 1  # asked once at most
+    if fetches:  # 2025-11-25: the outcome comes with tasks/result
+        fetch = fetches[0]
+        if outcome == "error":
+            pair.reply_error(fetch, -32000, "it failed")
+        else:
+            pair.reply(fetch, DONE)
+    ends = [e for e in pair.events() if isinstance(e, (Completed, Failed)) and e.handle == handle]
+    if outcome == "open" and fetch is None:
+        assert ends == []
+        return
+    assert len(ends) == 1, ends
+    end = ends[0]
+    if outcome in ("ok", "open"):
+        assert isinstance(end, Completed), end
+    elif outcome == "error":
+        assert isinstance(end, Failed) and isinstance(end.error, RpcError), end
+    elif outcome == "cancelled":
+        assert isinstance(end, Failed) and isinstance(end.error, TaskCancelled), end
+    else:
+        assert isinstance(end, Failed) and isinstance(end.error, TaskStateError), end
+    assert "notifications/cancelled" not in [m.get("method") for m in pair.log]
+    later = [m for m in pair.sent() if m.get("method") == "tasks/get"]
+    pair.now += 100
+    pair.session.handle_timeout(pair.now)
+    later += [m for m in pair.sent() if m.get("method") == "tasks/get"]
+    assert later == []  # nothing polled after the end
