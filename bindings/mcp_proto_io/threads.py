@@ -19,7 +19,6 @@ from __future__ import annotations
 import _thread
 import contextlib
 import os
-import select
 import socket
 import ssl
 import subprocess
@@ -63,6 +62,7 @@ from mcp_proto._http import HttpExchange, HttpTarget, StreamableHttp
 from mcp_proto._modern import Discovered
 
 from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
+from ._fds import wait_fd
 from ._handlers import (
     Handler,
     Handlers,
@@ -493,7 +493,7 @@ class _Connection(_Pump):
             fd = self.stdin_fd
             if blocked and fd >= 0:
                 try:
-                    select.select([], [fd], [], WRITE_POLL)
+                    wait_fd(fd, "write", WRITE_POLL)
                 except (OSError, ValueError):  # closed meanwhile
                     pass
             with self.wlock:  # holders never block: the pipe is non-blocking
@@ -515,7 +515,7 @@ class _Connection(_Pump):
         end = time.monotonic() + STDOUT_SETTLE
         while reader.is_alive() and time.monotonic() < end:
             try:
-                readable, _, _ = select.select([self.proc.stdout], [], [], 0.1)
+                readable = wait_fd(self.proc.stdout.fileno(), "read", 0.1)
             except (OSError, ValueError):
                 return
             if not readable:
@@ -938,9 +938,9 @@ class _Pool:
             if sock is None:
                 break
             try:  # a keep-alive connection the server closed reads as EOF at once
-                readable, _, _ = select.select([sock], [], [], 0)
+                readable = wait_fd(sock.fileno(), "read", 0)
             except (OSError, ValueError):
-                readable = [sock]
+                readable = True
             if not readable:
                 return sock
             sock.close()

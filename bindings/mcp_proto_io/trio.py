@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import ssl
 import time
 import traceback
@@ -50,6 +49,7 @@ from ._async_base import (
     TaskHandle,
     connector,
 )
+from ._fds import wait_fd
 from ._handlers import ProgressCallback, StatusCallback
 
 __all__ = ["Client", "HttpClient", "connect_http", "connect_stdio"]
@@ -382,10 +382,9 @@ def _close_stream_now(stream: trio.abc.Stream) -> None:
 def _stale(stream: trio.abc.Stream) -> bool:
     """A kept-alive connection the server closed reads as EOF at once."""
     try:
-        readable, _, _ = select.select([_socket_of(stream).fileno()], [], [], 0)
+        return wait_fd(_socket_of(stream).fileno(), "read", 0)
     except (OSError, ValueError):
         return True
-    return bool(readable)
 
 
 class _HttpConnection(_Timer, HttpPump):
