@@ -43,8 +43,6 @@ import gc
 import importlib
 import os
 import signal
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -52,7 +50,6 @@ import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
-import pytest
 import trio
 from conftest import LEAK_GRACE, children_of
 
@@ -671,41 +668,3 @@ def run(binding: str, scenario: Scenario, *, bound: float = BOUND,
     if out.leaks:
         raise LeakError(f"[{binding}] leaked: " + "; ".join(out.leaks))
     return out.value
-
-
-# -- servers on loopback ------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
-def serving(argv: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[str]:
-    """Run an HTTP MCP server; yield its URL once it accepts connections; stop it."""
-    proc = subprocess.Popen(argv, env={**os.environ, **(env or {})},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + T
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-                    pytest.fail(f"{argv[0]} did not start listening on {port}: {err[-500:]}")
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-        if proc.stderr is not None:
-            proc.stderr.close()
-

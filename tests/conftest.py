@@ -15,6 +15,8 @@ import importlib.util
 import os
 import shutil
 import signal
+import socket
+import subprocess
 import sys
 import threading
 import time
@@ -292,3 +294,61 @@ def no_leaks() -> Iterator[None]:
             f"{t.name} (daemon={t.daemon})" for t in threads))
     if problems:
         pytest.fail(f"leaked after {LEAK_GRACE:g} s: " + "; ".join(problems), pytrace=False)
+
+
+# -- servers on loopback ------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving(argv: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run an HTTP MCP server; yield its URL once it accepts connections; stop it."""
+    proc = subprocess.Popen(argv, env={**os.environ, **(env or {})},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + SERVER_START
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                    pytest.fail(f"{argv[0]} did not start listening on {port}: {err[-500:]}")
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+#: Seconds a test's HTTP server gets to start listening.
+SERVER_START = 20.0
+
+
+@pytest.fixture
+def everything_url(everything_command: list[str]) -> Iterator[str]:
+    """server-everything over Streamable HTTP on a free loopback port."""
+    port = free_port()
+    node, js, _ = everything_command
+    with serving([node, js, "streamableHttp"], port, {"PORT": str(port)}) as url:
+        yield url
+
+
+@pytest.fixture
+def sdk_url(sdk_server_command: list[str]) -> Iterator[str]:
+    """The official SDK's test server over Streamable HTTP on a free loopback port."""
+    port = free_port()
+    with serving([*sdk_server_command, "--http", str(port)], port) as url:
+        yield url

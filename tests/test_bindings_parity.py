@@ -20,7 +20,7 @@ import random
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +33,7 @@ from _bindings import (
     LeakError,
     ScenarioTimeout,
     T,
-    free_port,
     run,
-    serving,
 )
 from _bindings import _to_thread as to_thread
 from conftest import modern_command, proc_state, scripted_command
@@ -254,21 +252,6 @@ def test_everything_sampling_elicitation_roots(binding: str, kind: str,
 
 
 # -- HTTP -----------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def sdk_url(sdk_server_command: list[str]) -> Iterator[str]:
-    port = free_port()
-    with serving([*sdk_server_command, "--http", str(port)], port) as url:
-        yield url
-
-
-@pytest.fixture
-def everything_url(everything_command: list[str]) -> Iterator[str]:
-    port = free_port()
-    node, js, _ = everything_command
-    with serving([node, js, "streamableHttp"], port, {"PORT": str(port)}) as url:
-        yield url
 
 
 @pytest.mark.parametrize("binding", BINDINGS)

@@ -188,14 +188,6 @@ def test_tx06_fastmcp_timeout_cancels_the_task(binding: str,
 
 
 @pytest.fixture
-def everything_url(everything_command: list[str]) -> Iterator[str]:
-    port = free_port()
-    node, js, _ = everything_command
-    with serving([node, js, "streamableHttp"], port, {"PORT": str(port)}) as url:
-        yield url
-
-
-@pytest.fixture
 def fastmcp_url(fastmcp_task_command: list[str]) -> Iterator[str]:
     port = free_port()
     with serving([*fastmcp_task_command, "--http", str(port)], port) as url:

@@ -4,11 +4,9 @@ official Python SDK (both eras), plus local misbehaviour (redirects, refused con
 
 from __future__ import annotations
 
-import contextlib
 import http.server
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -17,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import pytest
-from conftest import run_threads, wait_until
+from conftest import free_port, run_threads, serving, wait_until
 from mcp_proto_io.threads import connect_http
 
 from mcp_proto import (
@@ -31,55 +29,6 @@ from mcp_proto import (
 pytestmark = pytest.mark.usefixtures("no_leaks")
 
 T = 20.0  # every blocking call in this file is bounded by it
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
-def serving(argv: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[str]:
-    """Run an HTTP MCP server; yield its URL once it accepts connections; stop it."""
-    proc = subprocess.Popen(argv, env={**os.environ, **(env or {})},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + T
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-                    pytest.fail(f"{argv[0]} did not start listening on {port}: {err[-500:]}")
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-        if proc.stderr is not None:
-            proc.stderr.close()
-
-
-@pytest.fixture
-def everything_url(everything_command: list[str]) -> Iterator[str]:
-    port = free_port()
-    node, js, _ = everything_command
-    with serving([node, js, "streamableHttp"], port, {"PORT": str(port)}) as url:
-        yield url
-
-
-@pytest.fixture
-def sdk_url(sdk_server_command: list[str]) -> Iterator[str]:
-    port = free_port()
-    with serving([*sdk_server_command, "--http", str(port)], port) as url:
-        yield url
 
 
 def test_everything_over_http_falls_back_to_the_handshake_era(everything_url: str) -> None:
