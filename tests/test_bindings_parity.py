@@ -37,6 +37,7 @@ from _bindings import (
 )
 from _bindings import _to_thread as to_thread
 from conftest import modern_command, proc_state, scripted_command
+from mcp_proto_io._async_base import CALLBACK_HIGH_WATER
 
 from mcp_proto import (
     ConnectionClosed,
@@ -467,6 +468,38 @@ def test_cancelling_the_awaiting_task_sends_cancelled(binding: str) -> None:
                 str(call["id"]) for call in tool_calls(messages, "sleep"))
 
     run(binding, scenario)
+
+
+@pytest.mark.parametrize("binding", ASYNC_BINDINGS)
+def test_slow_async_callbacks_hold_the_reader_back(binding: str) -> None:
+    """A flood of notifications for an async on_notification slower than the server: the
+    connection stops reading while the queue is long (memory stays bounded, as the threads
+    binding's reader-thread callbacks bound it) and every notification is still delivered,
+    in order, before the call's answer is read."""
+    n = 60_000  # ~4 MiB: several reads' worth
+    seen: list[int] = []
+    queued: list[int] = []
+    box: list[Any] = []
+
+    async def scenario(b: Binding) -> None:
+        async def on_notification(event: Any) -> None:
+            await b.sleep(0)
+            conn = box[0]._conn
+            if type(event).__name__ == "LogMessage" and conn is not None:
+                seen.append(1)
+                queued.append(len(conn.notifications.queue))
+
+        async with b.connect_stdio(scripted_command(), on_notification=on_notification) as c:
+            box.append(c)
+            result = await c.call_tool("notify_flood", {"n": n}, timeout=T)
+            assert result.text == f"sent {n}"
+            assert await b.wait_until(lambda: len(seen) >= n, T)
+
+    run(binding, scenario)
+    assert len(seen) == n
+    # Reading stops once the queue passes the high-water mark, so it exceeds it by at most
+    # what one read brought (up to 1 MiB of small messages, ~15,000 here), never by the flood.
+    assert max(queued) <= CALLBACK_HIGH_WATER + 20_000 < n, max(queued)
 
 
 @pytest.mark.parametrize("binding", ASYNC_BINDINGS)

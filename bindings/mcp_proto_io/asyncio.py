@@ -361,6 +361,7 @@ class _HttpConnection(_Timer, HttpPump):
         self.client: HttpClient = client
         self.streams: dict[int, _HttpStream] = {}  # exchange id -> its connection
         self.idle: list[_HttpStream] = []
+        self.holding = False  # slow async callbacks: reading paused
         self.loop = asyncio.get_running_loop()
 
     async def _connect(self, protocol: Callable[[], asyncio.Protocol]) -> asyncio.BaseTransport:
@@ -405,12 +406,26 @@ class _HttpConnection(_Timer, HttpPump):
         stream.ex = ex
         self.streams[ex.id] = stream
         stream.transport.write(ex.data)
+        if self.holding:
+            stream.transport.pause_reading()
+
+    def hold_input(self, hold: bool) -> None:
+        self.holding = hold
+        for stream in self.streams.values():
+            transport = stream.transport
+            if transport is not None and not transport.is_closing():
+                if hold:
+                    transport.pause_reading()
+                else:
+                    transport.resume_reading()
 
     def _exchange_done(self, stream: _HttpStream, ex: HttpExchange) -> None:
         stream.ex = None
         self.streams.pop(ex.id, None)
         self._exchange_ended()
         if ex.reusable and not self.closing and len(self.idle) < MAX_IDLE_CONNECTIONS:
+            if self.holding and stream.transport is not None:
+                stream.transport.resume_reading()  # idle: only its close can arrive
             self.idle.append(stream)
         elif stream.transport is not None:
             stream.transport.close()

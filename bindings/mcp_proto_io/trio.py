@@ -191,6 +191,14 @@ class _Timer(AsyncPump):
     a deadline comes earlier than the armed one."""
 
     timer_scope: trio.CancelScope | None = None
+    gate: trio.Event | None = None  # while set, reading waits (slow async callbacks)
+
+    def hold_input(self, hold: bool) -> None:
+        if hold:
+            self.gate = trio.Event()
+        elif self.gate is not None:
+            self.gate.set()
+            self.gate = None
 
     def _trio_deadline(self, deadline: float) -> float:
         return trio.current_time() + (deadline - time.monotonic())
@@ -227,7 +235,6 @@ class _StdioConnection(_Timer, StdioPump):
 
     def __init__(self, client: Client) -> None:
         super().__init__(client)
-        self.gate: trio.Event | None = None  # set while stdout reading is held back
         self.backlog: list[bytes | memoryview] = []  # for the writer task to send
         self.writing = False  # the writer task holds bytes not fully written yet
         self.wake = trio.Event()
@@ -264,13 +271,6 @@ class _StdioConnection(_Timer, StdioPump):
                 return
             size = BIG_READ_SIZE if len(data) >= READ_SIZE else READ_SIZE
             on_data(data)
-
-    def hold_input(self, hold: bool) -> None:
-        if hold:
-            self.gate = trio.Event()
-        elif self.gate is not None:
-            self.gate.set()
-            self.gate = None
 
     async def _read_stdout(self) -> None:
         try:
@@ -442,6 +442,9 @@ class _HttpConnection(_Timer, HttpPump):
             await stream.send_all(ex.data)
             size = READ_SIZE
             while not ex.done:
+                gate = self.gate
+                if gate is not None:
+                    await gate.wait()  # slow async callbacks: let them catch up first
                 # bytes from a socket; h11 takes a bytearray (TLS) just as well
                 data = cast("bytes", await stream.receive_some(size))
                 size = BIG_READ_SIZE if len(data) >= READ_SIZE else READ_SIZE

@@ -21,6 +21,8 @@ Common behaviour (every scenario unless it says otherwise)
   - ``sleep {seconds}`` -> sleeps ``seconds`` (number, default 1), then text ``"slept"``.
   - ``received`` -> text ``json.dumps(messages)``: every message read from the client so far,
     in arrival order, including this very call. Never affected by the scenario.
+  - ``notify_flood {n}`` (not listed) -> ``n`` ``notifications/message`` written at once, then
+    text ``"sent <n>"`` (for back-pressure tests).
   - any other name -> JSON-RPC error -32602 ``"Unknown tool: <name>"``.
 
 * Server->client requests get ids ``<prefix>-<n>`` counting from 1 per prefix (``srv``,
@@ -408,6 +410,14 @@ class ScriptedServer:
             return _result(request_id, _text_result("slept"))
         if name == "received":
             return _result(request_id, _text_result(json.dumps(self.received_snapshot())))
+        if name == "notify_flood":  # n log notifications at once, then the answer
+            count = arguments.get("n", 1000)
+            if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= 10**6:
+                return _result(request_id, _text_result("'n' must be 0..1000000", True))
+            note = _encode(_notification("notifications/message",
+                                         {"level": "info", "data": "flood"}))
+            self.send_raw(note * count)
+            return _result(request_id, _text_result(f"sent {count}"))
         if name == "flood_done" and self.scenario == "stderr-flood":
             self.flood_done.wait()
             return _result(request_id, _text_result("flood-done"))
