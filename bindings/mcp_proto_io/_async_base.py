@@ -117,6 +117,11 @@ MAX_IDLE_CONNECTIONS = MAX_HTTP_EXCHANGES
 CALLBACK_HIGH_WATER = 1024
 CALLBACK_LOW_WATER = 256
 
+#: Seconds an async ``on_notification`` still gets, after the connection closed, to take what
+#: was queued (``Closed`` last) before it is cancelled: ``aclose()`` must not wait on a
+#: callback that never returns.
+CALLBACK_GRACE = 2.0
+
 #: Seconds to open a TCP (and TLS) connection.
 CONNECT_TIMEOUT = 10.0
 
@@ -469,6 +474,14 @@ class AsyncPump:
     async def _finish_guarded(self) -> None:
         try:
             await self._finish()
+            # The host's async on_notification gets to see what was queued (Closed last),
+            # but a callback that never returns must not hold aclose() forever.
+            serial = self.notifications
+            end = time.monotonic() + CALLBACK_GRACE
+            while serial.task is not None and time.monotonic() < end:
+                await self.rt.sleep(SETTLE_POLL)
+            if serial.task is not None:
+                serial.task.cancel()
         except BaseException:
             self._force_finish()
             raise
