@@ -21,7 +21,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from _bindings import BINDINGS, Binding, T, free_port, run, serving
+from _bindings import BINDINGS, Binding, T, run
+from conftest import free_port, serving
 
 from mcp_proto import (
     RequestTimeout,
