@@ -415,6 +415,7 @@ class ClientSession:
         again.rounds = p.rounds
         again.base_params = p.base_params
         again.last_progress = p.last_progress
+        again.task_mode = p.task_mode  # the retry may still be answered with a task
         return again
 
     def is_pending(self, request_id: int) -> bool:
@@ -1679,6 +1680,7 @@ class ClientSession:
         retry.base_params = base
         retry.rounds = p.rounds + 1
         retry.last_progress = p.last_progress  # Progress never goes backwards for a handle
+        retry.task_mode = p.task_mode  # a later round may be answered with a task
 
     def _gather_answer(self, sid: RequestId, result: dict[str, Any], now: float | None) -> bool:
         gather = self._gathers[sid]

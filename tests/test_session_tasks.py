@@ -723,3 +723,29 @@ def test_any_sequence_of_task_answers_ends_the_call_once(
     pair.session.handle_timeout(pair.now)
     later += [m for m in pair.sent() if m.get("method") == "tasks/get"]
     assert later == []  # nothing polled after the end
+
+
+def test_a_retried_call_may_still_become_a_task() -> None:
+    """V-11 (-32022 retried with a mutual version) and MR (an input_required round retried):
+    the new request of the same call is still answered with a task (TX-02)."""
+    pair = modern_task_pair(capabilities={"elicitation": {"form": {}}})
+    handle = pair.session.call_tool("build", now=pair.now)
+    first = pair.sent_one()
+    pair.reply_error(first, -32022, "unsupported",
+                     {"supported": ["2026-07-28"], "requested": "2026-07-28"})
+    retry = pair.sent_one()
+    assert retry["id"] != first["id"]
+    pair.reply(retry, {"resultType": "input_required", "inputRequests": {"q": {
+        "method": "elicitation/create", "params": {
+            "mode": "form", "message": "?",
+            "requestedSchema": {"type": "object", "properties": {}}}}}})
+    [asked] = events_of(pair, ServerRequest)
+    pair.session.respond(asked.request_id, {"action": "accept", "content": {}})
+    round2 = pair.sent_one()
+    pair.reply(round2, {"resultType": "task", **task(modern=True)})
+    [status] = pair.events()
+    assert isinstance(status, TaskStatus) and status.handle == handle
+    pair.reply(poll(pair), {"resultType": "complete",
+                            **task("completed", modern=True, result=DONE)})
+    done = pair.events()[-1]
+    assert isinstance(done, Completed) and done.handle == handle
