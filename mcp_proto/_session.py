@@ -74,6 +74,7 @@ from ._ndjson import NdjsonFramer, Oversize
 from ._operations import ListWalk
 from ._state import Input, State, allowed_to_send, transition
 from ._tasks import (
+    MAX_POLL_FAILURES,
     TASKS_EXTENSION,
     Task,
     TaskCancelled,
@@ -211,9 +212,9 @@ class _TaskRun:
     """A call that became a task (section 9): polled until terminal, then its outcome ends
     the call's handle.  The host sees only the handle (and :class:`TaskStatus` events)."""
 
-    __slots__ = ("answers", "asked", "done", "fetching", "handle", "idle_timeout", "inputs",
-                 "last_progress", "modern", "parse", "poll_at", "rids", "task", "task_id",
-                 "token", "total_deadline", "total_timeout")
+    __slots__ = ("asked", "done", "fetching", "handle", "idle_timeout", "inputs",
+                 "last_progress", "modern", "parse", "poll_at", "poll_failures", "polling",
+                 "rids", "task", "task_id", "token", "total_deadline", "total_timeout")
 
     def __init__(self, handle: RequestHandle, parse: Callable[[dict[str, Any]], Any],
                  modern: bool, total_deadline: float, total_timeout: float,
@@ -229,12 +230,13 @@ class _TaskRun:
         self.token: int | None = None  # the call's progress token, live until terminal
         self.last_progress: float | None = None
         self.poll_at: float | None = None  # next tasks/get; None while one is in flight
+        self.polling = False  # a tasks/get is in flight
+        self.poll_failures = 0  # polls in a row lost to the transport or a timeout
         self.fetching = False  # 2025-11-25: tasks/result sent
         self.done = False
         self.rids: set[int] = set()  # its requests in flight
         self.asked: set[str] = set()  # 2026: inputRequests keys asked of the host, ever
         self.inputs: dict[str, str] = {}  # 2026: open questions, synthetic id -> key
-        self.answers: dict[str, Any] = {}  # 2026: answers not sent by tasks/update yet
 
 
 class ClientSession:
@@ -802,7 +804,7 @@ class ClientSession:
         p = self._pending.get(rid)
         if p is None or p.handle != handle:
             for rid, p in self._pending.items():  # noqa: B007 - rare path: a later page
-                if p.handle == handle:
+                if p.handle == handle and p.role != "task":  # not an ended task's cancel
                     break
             else:
                 for gather in set(self._gathers.values()):
@@ -838,9 +840,11 @@ class ClientSession:
         """Answer a :class:`ServerRequest` with an error (for example -1 when the user refused a
         sampling request).  Returns False if there is nothing to answer; raises
         :class:`LocalProtocolError` if ``data`` is not JSON."""
-        run = self._task_inputs.get(request_id)
+        run = self._task_inputs.pop(request_id, None)
         if run is not None and self.state is not State.CLOSED:
             # A task's input has no error answer either: the task is cancelled, the call fails.
+            self._server_requests.pop(request_id, None)
+            run.inputs.pop(str(request_id), None)
             self._task_end(run, RpcError(code, message, data, method=f"input for task "
                                          f"{run.task.task_id if run.task else '?'}"), cancel=True)
             return True
@@ -1805,6 +1809,7 @@ class ClientSession:
     def _task_poll(self, run: _TaskRun, now: float) -> None:
         assert run.task_id is not None
         run.poll_at = None
+        run.polling = True
         self._task_request(run, "tasks/get", {"taskId": run.task_id}, now)
 
     def _task_update(self, run: _TaskRun, task: Task, detail: dict[str, Any] | None,
@@ -1850,7 +1855,8 @@ class ClientSession:
         if status == "cancelled":
             self._task_end(run, TaskCancelled(task.task_id, task.status_message), cancel=False)
             return
-        self._task_schedule(run, now + poll_delay(task))
+        if not run.polling:  # (a cancel_task answer while a poll is out: that poll goes on)
+            self._task_schedule(run, now + poll_delay(task))
 
     def _task_outcome(self, run: _TaskRun, detail: dict[str, Any]) -> None:
         """2026: a terminal ``tasks/get`` carries the outcome (TX-04): ``result`` when
@@ -1885,7 +1891,10 @@ class ClientSession:
         if run.done:
             return  # tasks/cancel acknowledged, or an answer after the end: nothing to do
         at = self._now if now is None else now
+        self._compact_timers()
         if p.method == "tasks/get":
+            run.polling = False
+            run.poll_failures = 0
             if run.modern and result.get("resultType", "complete") != "complete":
                 self._task_end(run, RemoteProtocolError(
                     f"tasks/get answered with resultType {result.get('resultType')!r}"[:200]),
@@ -1912,9 +1921,32 @@ class ClientSession:
         run.rids.discard(p.rid)
         if run.done:
             return
-        if p.method == "tasks/result":  # TK-04: the task's own JSON-RPC error
-            self._task_finish(run)
+        now = self._now
+        lost = isinstance(error, (ConnectionClosed, RequestTimeout)) or (
+            isinstance(error, RemoteProtocolError) and not isinstance(error, TaskStateError))
+        if p.method == "tasks/get":
+            run.polling = False
+            if lost and run.poll_failures < MAX_POLL_FAILURES:
+                # A poll is safe to repeat: a dropped stream or a silent server costs one
+                # interval, not the task (it still runs on the server).
+                run.poll_failures += 1
+                self._task_schedule(run, now + poll_delay(run.task))
+                return
+        elif p.method == "tasks/result":
+            if isinstance(error, ConnectionClosed):  # its stream dropped: poll, ask again
+                run.fetching = False
+                if not run.polling:
+                    self._task_schedule(run, now + poll_delay(run.task))
+                return
+            self._task_finish(run)  # TK-04: the task's own JSON-RPC error
             self._events.append(Failed(handle=run.handle, error=error))
+            return
+        elif p.method == "tasks/update":
+            # TX-05: updates are eventually consistent; a refused one is not the task's
+            # outcome.  Its keys may be asked again if the task still wants them.
+            sent = (p.params or {}).get("inputResponses")
+            if isinstance(sent, dict):
+                run.asked.difference_update(sent)
             return
         if isinstance(error, RpcError) and error.code == INVALID_PARAMS \
                 and p.method == "tasks/get":
@@ -1924,7 +1956,8 @@ class ClientSession:
                                  method="tasks/get")
             self._task_end(run, error, cancel=False)
             return
-        self._task_end(run, error, cancel=not isinstance(error, RequestTimeout))
+        # A server the client could not reach has not failed the task: leave it running.
+        self._task_end(run, error, cancel=not lost)
 
     def _task_end(self, run: _TaskRun, error: MCPError, *, cancel: bool) -> None:
         """End a task's call with ``error``; with ``cancel``, tell the server (``tasks/cancel``,
@@ -1952,6 +1985,12 @@ class ClientSession:
         run.done = True
         run.poll_at = None
         self._runs.pop(run.handle.id, None)
+        if len(self._task_timers) > 2 * len(self._runs) + 64:  # drop the ended tasks' entries
+            runs = self._runs
+            self._task_timers = [(at, hid) for at, hid in self._task_timers
+                                 if (r := runs.get(hid)) is not None
+                                 and at in (r.poll_at, r.total_deadline)]
+            heapq.heapify(self._task_timers)
         if run.task_id is not None and self._run_ids.get(run.task_id) is run:
             del self._run_ids[run.task_id]
         if run.token is not None:
@@ -2007,11 +2046,9 @@ class ClientSession:
         del self._task_inputs[sid]
         self._server_requests.pop(sid, None)
         key = run.inputs.pop(str(sid))
-        run.answers[key] = result
-        if not run.inputs and run.task is not None:  # all asked so far: send them together
-            answers, run.answers = run.answers, {}
+        if run.task_id is not None:  # TX-05: partial sets are fine; no answer waits for another
             self._task_request(run, "tasks/update",
-                               {"taskId": run.task.task_id, "inputResponses": answers},
+                               {"taskId": run.task_id, "inputResponses": {key: result}},
                                self._now if now is None else now)
         return True
 

@@ -64,6 +64,11 @@ DEFAULT_POLL_INTERVAL = 1.0
 MIN_POLL_INTERVAL = 0.05
 MAX_POLL_INTERVAL = 30.0
 
+#: Polls in a row that may be lost (a dropped HTTP stream, an HTTP 5xx, a silent server)
+#: before the call gives up: a poll is safe to repeat, and one lost answer must not cost a
+#: task that still runs, but a server that never answers must not be polled forever.
+MAX_POLL_FAILURES = 3
+
 #: Longest ``taskId`` accepted: ids are opaque but echoed in headers and logs.
 MAX_TASK_ID_LENGTH = 1024
 

@@ -17,6 +17,7 @@ from mcp_proto import (
     TASKS_EXTENSION,
     CallToolResult,
     Completed,
+    ConnectionClosed,
     Failed,
     LocalProtocolError,
     Progress,
@@ -34,6 +35,7 @@ from mcp_proto import (
 )
 from mcp_proto._tasks import (
     DEFAULT_POLL_INTERVAL,
+    MAX_POLL_FAILURES,
     MAX_POLL_INTERVAL,
     MIN_POLL_INTERVAL,
     legal_transition,
@@ -749,3 +751,114 @@ def test_a_retried_call_may_still_become_a_task() -> None:
                             **task("completed", modern=True, result=DONE)})
     done = pair.events()[-1]
     assert isinstance(done, Completed) and done.handle == handle
+
+
+# -- what a review found ------------------------------------------------------------------------
+
+
+def test_a_lost_poll_is_repeated_not_fatal_and_bounded() -> None:
+    """A poll's stream dropping (an HTTP transport reports it with fail_request) costs one
+    interval: the task still runs on the server.  MAX_POLL_FAILURES in a row end the call,
+    without cancelling a task the client merely could not reach."""
+    pair = modern_task_pair()
+    handle = start_modern_task(pair)
+    for _ in range(MAX_POLL_FAILURES):
+        get = poll(pair)
+        pair.session.fail_request(get["id"], ConnectionClosed("tasks/get: connection lost"),
+                                  now=pair.now)
+        assert events_of(pair, Failed) == []
+    pair.reply(poll(pair), {"resultType": "complete", **task(modern=True)})  # resets the count
+    for _ in range(MAX_POLL_FAILURES + 1):
+        get = poll(pair)
+        pair.session.fail_request(get["id"], ConnectionClosed("tasks/get: connection lost"),
+                                  now=pair.now)
+    failed = events_of(pair, Failed)
+    assert [f.handle for f in failed] == [handle]
+    assert isinstance(failed[0].error, ConnectionClosed)
+    assert pair.sent() == []  # no tasks/cancel: the server was unreachable, not the task bad
+
+
+def test_a_dropped_tasks_result_is_asked_again() -> None:
+    pair = legacy_pair()
+    handle = start_legacy_task(pair)
+    pair.reply(poll(pair), task("input_required"))
+    pair.events()
+    fetch = pair.sent_one()
+    pair.session.fail_request(fetch["id"], ConnectionClosed("tasks/result: connection lost"),
+                              now=pair.now)
+    assert events_of(pair, Failed) == []
+    pair.reply(poll(pair), task("completed"))
+    pair.events()
+    again = pair.sent_one()
+    assert again["method"] == "tasks/result" and again["id"] != fetch["id"]
+    pair.reply(again, DONE)
+    [done] = pair.events()
+    assert isinstance(done, Completed) and done.handle == handle
+
+
+def test_tx05_a_refused_update_keeps_the_task_and_asks_again() -> None:
+    pair = modern_task_pair(capabilities={"elicitation": {"form": {}}})
+    handle = start_modern_task(pair)
+    question = {"method": "elicitation/create", "params": {
+        "mode": "form", "message": "Name?", "requestedSchema": {"type": "object",
+                                                             "properties": {}}}}
+    waiting = {"resultType": "complete", **task("input_required", modern=True,
+                                                inputRequests={"q1": question})}
+    pair.reply(poll(pair), waiting)
+    [asked] = events_of(pair, ServerRequest)
+    pair.session.respond(asked.request_id, {"action": "accept", "content": {}})
+    update = pair.sent_one()
+    pair.reply_error(update, -32602, "stale update")
+    assert events_of(pair, Failed) == []  # not the task's outcome (TX-05)
+    pair.reply(poll(pair), waiting)
+    [again] = events_of(pair, ServerRequest)  # the refused key may be asked again
+    assert again.method == "elicitation/create"
+    pair.session.respond(again.request_id, {"action": "accept", "content": {}})
+    pair.reply(pair.sent_one(), {"resultType": "complete"})
+    pair.reply(poll(pair), {"resultType": "complete",
+                            **task("completed", modern=True, result=DONE)})
+    done = pair.events()[-1]
+    assert isinstance(done, Completed) and done.handle == handle
+
+
+def test_cancelling_an_ended_task_call_again_returns_false() -> None:
+    pair = legacy_pair()
+    handle = start_legacy_task(pair)
+    assert pair.session.cancel(handle) is True
+    assert pair.session.cancel(handle) is False
+    assert [m["method"] for m in pair.sent()] == ["tasks/cancel"]
+
+
+def test_answering_a_task_input_with_an_error_does_not_withdraw_it() -> None:
+    pair = modern_task_pair(capabilities={"elicitation": {"form": {}}})
+    start_modern_task(pair)
+    pair.reply(poll(pair), {"resultType": "complete", **task(
+        "input_required", modern=True, inputRequests={"q": {
+            "method": "elicitation/create", "params": {
+                "mode": "form", "message": "?",
+                "requestedSchema": {"type": "object", "properties": {}}}}})})
+    [asked] = events_of(pair, ServerRequest)
+    pair.session.respond_error(asked.request_id, -1, "user declined")
+    events = pair.events()
+    assert not any(isinstance(e, ServerRequestCancelled) for e in events)
+    assert isinstance(events[-1], Failed) and events[-1].error.code == -1
+
+
+def test_long_polling_keeps_the_timer_heaps_bounded() -> None:
+    """Thousands of polls under a long explicit timeout (tasks/result waiting all along), and
+    thousands of short tasks beside one long one: the heaps stay proportional to what is
+    live."""
+    pair = legacy_pair()
+    start_legacy_task(pair, timeout=86_400)
+    pair.reply(poll(pair), task("input_required", poll_ms=50))
+    pair.events()
+    pair.sent_one()  # tasks/result, waiting
+    for _ in range(2000):
+        pair.reply(poll(pair), task("input_required", poll_ms=50))
+    assert len(pair.session._timers) < 200
+    for i in range(1000):
+        pair.session.call_tool("build", now=pair.now)
+        call = next(m for m in pair.sent() if m.get("method") == "tools/call")
+        pair.reply(call, {"task": task("cancelled", task_id=f"short-{i}")})
+    pair.events()
+    assert len(pair.session._task_timers) < 200
