@@ -113,6 +113,10 @@ _REQUEST_SCOPED = frozenset({"notifications/progress", "notifications/message"})
 
 #: Task status notifications (TK-04 / TX-07): used to poll at once, never relied on.
 _TASK_STATUS_NOTIFICATIONS = frozenset({"notifications/tasks/status", "notifications/tasks"})
+
+#: Stale task-timer entries tolerated before the heap is rebuilt (each live task has at most
+#: two live entries): large enough that a rebuild is rare, small enough to bound memory.
+TIMER_SLACK = 256
 _LIST_CHANGED = {
     "notifications/tools/list_changed": "tools",
     "notifications/resources/list_changed": "resources",
@@ -1985,7 +1989,7 @@ class ClientSession:
         run.done = True
         run.poll_at = None
         self._runs.pop(run.handle.id, None)
-        if len(self._task_timers) > 2 * len(self._runs) + 64:  # drop the ended tasks' entries
+        if len(self._task_timers) > 2 * len(self._runs) + TIMER_SLACK:  # ended tasks' entries
             runs = self._runs
             self._task_timers = [(at, hid) for at, hid in self._task_timers
                                  if (r := runs.get(hid)) is not None
