@@ -425,6 +425,13 @@ class StreamableHttp:
         if ex is not None and not ex.done:
             self._finish(ex, now, closed=True)
 
+    def exchange_failed(self, ex: HttpExchange, error: MCPError, *, now: float) -> None:
+        """An exchange could not be carried (no connection, a reset): its request fails with
+        ``error`` (which says why), then the exchange ends as a lost connection would."""
+        if ex.request_id is not None:  # the specific error first, then the bookkeeping
+            self.session.fail_request(ex.request_id, error, now=now)
+        self.connection_lost(ex.id, now=now)
+
     def _on_head(self, ex: HttpExchange, head: h11.Response) -> None:
         ex.status = head.status_code
         if 300 <= head.status_code < 400:

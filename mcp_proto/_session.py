@@ -1663,10 +1663,15 @@ class ClientSession:
             sid = f"input-{p.handle.id}-{p.rounds + 1}-{key}"
             gather.keys[sid] = key
             self._gathers[sid] = gather
-            self._server_requests[sid] = method
-            self._events.append(ServerRequest(request_id=sid, method=method, params=params))
+            self._ask_host(sid, method, params)
         if not requests:  # load shedding: retry at once with the state (section 7)
             self._retry_input(p, gather, now if now is not None else self._now)
+
+    def _ask_host(self, sid: str, method: str, params: dict[str, Any]) -> None:
+        """Put an input request (MRTR round or 2026 task) to the host as a ServerRequest
+        with a synthetic id; its answer comes back through :meth:`respond`."""
+        self._server_requests[sid] = method
+        self._events.append(ServerRequest(request_id=sid, method=method, params=params))
 
     def _retry_input(self, p: _Pending, gather: Gather, now: float) -> None:
         """RETRY: same method and params, a new id, fresh ``_meta``, this round's answers and
@@ -1722,10 +1727,7 @@ class ClientSession:
             return "modern" if self.accept_tasks and task is not False else None
         if self.protocol_version is None or self.protocol_version < "2025-11-25":
             return None
-        caps = self.server_capabilities.get("tasks")
-        requests = caps.get("requests") if isinstance(caps, dict) else None
-        tools = requests.get("tools") if isinstance(requests, dict) else None
-        if not (isinstance(tools, dict) and isinstance(tools.get("call"), dict)):
+        if not self._server_tasks("requests", "tools", "call"):
             return None  # the server cannot run tool calls as tasks
         tool = self.tools.get(name)
         support = tool.task_support if tool is not None else "forbidden"
@@ -1741,10 +1743,14 @@ class ClientSession:
         if self.era != "legacy" or self.protocol_version is None \
                 or self.protocol_version < "2025-11-25" or name in self.tools:
             return False
-        caps = self.server_capabilities.get("tasks")
-        requests = caps.get("requests") if isinstance(caps, dict) else None
-        tools = requests.get("tools") if isinstance(requests, dict) else None
-        return isinstance(tools, dict) and isinstance(tools.get("call"), dict)
+        return self._server_tasks("requests", "tools", "call")
+
+    def _server_tasks(self, *path: str) -> bool:
+        """Whether the server declared ``capabilities.tasks.<path>`` (2025-11-25, TK-01)."""
+        node: object = self.server_capabilities.get("tasks")
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        return isinstance(node, dict)
 
     def _task_created(self, p: _Pending, result: dict[str, Any], now: float | None) -> bool:
         """A ``tools/call`` answer: if it is a task, start polling it (True)."""
@@ -1980,8 +1986,7 @@ class ClientSession:
     def _can_cancel_tasks(self) -> bool:
         if self.era == "modern":
             return True
-        caps = self.server_capabilities.get("tasks")
-        return isinstance(caps, dict) and isinstance(caps.get("cancel"), dict)
+        return self._server_tasks("cancel")
 
     def _task_finish(self, run: _TaskRun) -> None:
         """Forget a task's call (its outcome is being emitted): requests in flight are
@@ -2036,8 +2041,7 @@ class ClientSession:
             sid = f"task-{run.handle.id}-{key}"
             run.inputs[sid] = key
             self._task_inputs[sid] = run
-            self._server_requests[sid] = method
-            self._events.append(ServerRequest(request_id=sid, method=method, params=params))
+            self._ask_host(sid, method, params)
 
     def _task_input_answer(self, sid: RequestId, result: dict[str, Any],
                            now: float | None) -> bool:
@@ -2086,7 +2090,7 @@ class ClientSession:
         return self._request(method, params, now, timeout, parse)
 
     def _check_tasks(self, method: str) -> None:
-        if self.era == "legacy" and not isinstance(self.server_capabilities.get("tasks"), dict):
+        if self.era == "legacy" and not self._server_tasks():
             raise LocalProtocolError(f"the server did not declare the 'tasks' capability, so "
                                      f"{method} is not available (TK-05)")
         if self.era == "modern" and not self.accept_tasks:
@@ -2099,9 +2103,7 @@ class ClientSession:
         has no list) or if the server did not declare ``tasks.list``."""
         if self.era == "modern":
             raise LocalProtocolError("the 2026 tasks extension has no tasks/list (TX-01)")
-        caps = self.server_capabilities.get("tasks")
-        if self.state is State.READY and not (isinstance(caps, dict)
-                                              and isinstance(caps.get("list"), dict)):
+        if self.state is State.READY and not self._server_tasks("list"):
             raise LocalProtocolError("the server did not declare tasks.list (TK-05)")
         limits = self.limits
         walk = ListWalk("tasks/list", "tasks",

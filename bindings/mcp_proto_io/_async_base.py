@@ -65,6 +65,13 @@ from ._handlers import (
     StatusCallback,
 )
 from ._process import StderrTail, argv_of, kill_process_tree, spawn, stop_process_tree_async
+from ._tuning import (
+    DEFAULT_CLIENT_INFO,
+    MAX_HTTP_EXCHANGES,
+    PROCESS_POLL_INTERVAL,
+    STDERR_SETTLE,
+    STDOUT_SETTLE,
+)
 
 __all__ = [
     "HTTP_DOC",
@@ -81,34 +88,11 @@ __all__ = [
     "connector",
 ]
 
-#: Bytes asked of a pipe or socket per read; a read that fills it switches to
-#: :data:`BIG_READ_SIZE` until a read brings less (a large message is streaming in).
-READ_SIZE = 1 << 16
-BIG_READ_SIZE = 1 << 20
-
-#: How often a stdio connection checks that the server process still runs, in seconds.  Only
-#: matters when the server died but a grandchild keeps its stdout open (no EOF arrives).
-PROCESS_POLL_INTERVAL = 0.5
-
 #: Seconds to wait for a server that closed its stdout to be reaped, for its exit code.
 EXIT_CODE_WAIT = 1.0
 
-#: Seconds to wait for the stderr reader to collect a dying server's last words.
-STDERR_SETTLE = 0.5
-
-#: Longest time a stdio connection lets the stdout reader drain what a server wrote before it
-#: exited, before it declares the server gone itself (only when no EOF comes).
-STDOUT_SETTLE = 2.0
-
 #: Granularity of the short polls above (exit code, settling), in seconds.
 SETTLE_POLL = 0.01
-
-#: Exchanges one HTTP connection object runs at once (each needs its own TCP connection:
-#: HTTP/1.1 has no pipelining here).  Beyond it, exchanges wait their turn.
-MAX_HTTP_EXCHANGES = 64
-
-#: Idle keep-alive connections kept for reuse: as many as exchanges may run at once.
-MAX_IDLE_CONNECTIONS = MAX_HTTP_EXCHANGES
 
 #: Async callbacks queued (per call's progress, or for notifications) before the connection
 #: stops reading until they catch up, and the length at which it reads again.  A slow async
@@ -122,13 +106,6 @@ CALLBACK_LOW_WATER = 256
 #: callback that never returns.
 CALLBACK_GRACE = 2.0
 
-#: Seconds to open a TCP (and TLS) connection.
-CONNECT_TIMEOUT = 10.0
-
-#: Seconds given to the DELETE that ends a handshake-era session on close (best effort).
-DELETE_TIMEOUT = 2.0
-
-DEFAULT_CLIENT_INFO = Implementation(name="mcp-proto", version="0.1.0")
 
 _C = TypeVar("_C", bound="AsyncClientBase")
 _P = ParamSpec("_P")
@@ -725,10 +702,7 @@ class HttpPump(AsyncPump):
 
     def _lost(self, ex: HttpExchange, error: MCPError) -> None:
         """An exchange's connection failed (could not connect, reset)."""
-        now = time.monotonic()
-        if ex.request_id is not None:  # the specific error first, then the bookkeeping
-            self.session.fail_request(ex.request_id, error, now=now)
-        self.http.connection_lost(ex.id, now=now)
+        self.http.exchange_failed(ex, error, now=time.monotonic())
         self._after()
 
     def _start_exchange(self, ex: HttpExchange) -> None:
@@ -930,14 +904,19 @@ class AsyncClientBase:
 
     # -- operations -------------------------------------------------------------------------
 
+    async def _live(self) -> AsyncPump:
+        """The live connection (the fast path of :meth:`_connection`)."""
+        c = self._conn
+        if c is None or c.closed or self._rt.token() is not self._token:
+            c = await self._connection()
+        return c
+
     async def _run(self, timeout: float | None,
                    op: Callable[[ClientSession, float, float], RequestHandle],
                    on_progress: ProgressCallback | None = None,
                    on_status: StatusCallback | None = None) -> Any:
         """Start ``op(session, now, timeout)`` on the live connection and await its value."""
-        c = self._conn
-        if c is None or c.closed or self._rt.token() is not self._token:
-            c = await self._connection()
+        c = await self._live()
         total = self._timeout if timeout is None else timeout
         session = c.session
         return await c.call(lambda now: op(session, now, total), on_progress, on_status)
@@ -964,7 +943,7 @@ class AsyncClientBase:
         still returns the tool's result; ``on_task_status`` gets each :class:`TaskStatus`,
         and cancelling it sends ``tasks/cancel``.
         """
-        if (await self._connection()).session.task_support_unknown(name):
+        if (await self._live()).session.task_support_unknown(name):
             await self.list_tools(timeout=timeout)  # TK-01: learn whether it must be a task
         return cast("CallToolResult", await self._run(
             timeout,
@@ -1051,7 +1030,7 @@ class AsyncClientBase:
 
     async def notify_roots_changed(self) -> None:
         """Tell the server the roots changed; it will ask for them again."""
-        (await self._connection()).notify(lambda session: session.notify_roots_list_changed())
+        (await self._live()).notify(lambda session: session.notify_roots_list_changed())
 
 
 class AsyncStdioClientBase(AsyncClientBase):

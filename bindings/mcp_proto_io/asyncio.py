@@ -31,10 +31,7 @@ from mcp_proto import ConnectionClosed, MCPError
 from mcp_proto._http import HttpExchange
 
 from ._async_base import (
-    CONNECT_TIMEOUT,
-    DELETE_TIMEOUT,
     HTTP_DOC,
-    MAX_IDLE_CONNECTIONS,
     STDIO_DOC,
     AsyncHttpClientBase,
     AsyncPump,
@@ -45,6 +42,7 @@ from ._async_base import (
     connector,
 )
 from ._handlers import ProgressCallback, StatusCallback
+from ._tuning import CONNECT_TIMEOUT, DELETE_TIMEOUT, MAX_IDLE_CONNECTIONS
 
 __all__ = ["Client", "HttpClient", "connect_http", "connect_stdio"]
 

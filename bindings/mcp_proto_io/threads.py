@@ -72,34 +72,28 @@ from ._handlers import (
     StatusCallback,
 )
 from ._process import StderrTail, argv_of, spawn, stop_process_tree
+from ._tuning import (
+    BIG_READ_SIZE,
+    CONNECT_TIMEOUT,
+    DEFAULT_CLIENT_INFO,
+    DELETE_TIMEOUT,
+    MAX_HTTP_EXCHANGES,
+    MAX_IDLE_CONNECTIONS,
+    PROCESS_POLL_INTERVAL,
+    READ_SIZE,
+    STDERR_SETTLE,
+    STDOUT_SETTLE,
+)
 
 __all__ = ["Client", "HttpClient", "connect_http", "connect_stdio"]
-
-#: Bytes asked of the stdout pipe per read.  Small, because os.read allocates the whole size
-#: before it knows how much came; a read that fills it switches to :data:`BIG_READ_SIZE` (a
-#: large message is streaming in) until a read brings less than :data:`READ_SIZE`.
-READ_SIZE = 1 << 16
-BIG_READ_SIZE = 1 << 20
-
-#: How often the service thread checks that the server process still runs, in seconds.  Only
-#: matters when the server died but a grandchild keeps its stdout open (no EOF arrives).
-PROCESS_POLL_INTERVAL = 0.5
 
 #: Threads that run the host's sampling / elicitation / roots handlers per connection: they
 #: may block on a user, and must never block the reader.
 HANDLER_WORKERS = 4
 
-#: Seconds to wait for the stderr reader to collect a dying server's last words.
-STDERR_SETTLE = 0.5
-
-#: Longest time the service thread lets the stdout reader drain what a server wrote before
-#: it exited, before it declares the server gone itself (only when no EOF comes).
-STDOUT_SETTLE = 2.0
-
 #: Longest wait for the server's stdin to accept bytes before deadlines are checked again.
 WRITE_POLL = 0.05
 
-DEFAULT_CLIENT_INFO = Implementation(name="mcp-proto", version="0.1.0")
 
 
 
@@ -905,20 +899,6 @@ def connect_stdio(command: str | Sequence[str], *, env: Mapping[str, str] | None
 
 # -- Streamable HTTP ----------------------------------------------------------------------------
 
-#: Exchanges one HTTP connection object runs at once (each needs its own TCP connection:
-#: HTTP/1.1 has no pipelining here).  Beyond it, exchanges wait for a worker.
-MAX_HTTP_EXCHANGES = 64
-
-#: Idle keep-alive connections kept per client for reuse: as many as exchanges may run at
-#: once, so 64 calls in flight do not open and close connections every round.
-MAX_IDLE_CONNECTIONS = MAX_HTTP_EXCHANGES
-
-#: Seconds to open a TCP (and TLS) connection.
-CONNECT_TIMEOUT = 10.0
-
-#: Seconds given to the DELETE that ends a handshake-era session on close (best effort).
-DELETE_TIMEOUT = 2.0
-
 
 class _Pool:
     """Keep-alive TCP/TLS connections to one origin (bounded)."""
@@ -1084,9 +1064,7 @@ class _HttpConnection(_Pump):
 
     def _lost(self, ex: HttpExchange, error: MCPError) -> None:
         with self.lock:
-            if ex.request_id is not None:  # the specific error first, then the bookkeeping
-                self.session.fail_request(ex.request_id, error, now=time.monotonic())
-            self.http.connection_lost(ex.id, now=time.monotonic())
+            self.http.exchange_failed(ex, error, now=time.monotonic())
             self._queue_output_locked()
             events = self._drain_locked()
         self._dispatch(events)

@@ -34,12 +34,7 @@ from mcp_proto import ConnectionClosed, MCPError
 from mcp_proto._http import HttpExchange
 
 from ._async_base import (
-    BIG_READ_SIZE,
-    CONNECT_TIMEOUT,
-    DELETE_TIMEOUT,
     HTTP_DOC,
-    MAX_IDLE_CONNECTIONS,
-    READ_SIZE,
     STDIO_DOC,
     AsyncHttpClientBase,
     AsyncPump,
@@ -51,6 +46,7 @@ from ._async_base import (
 )
 from ._fds import wait_fd
 from ._handlers import ProgressCallback, StatusCallback
+from ._tuning import BIG_READ_SIZE, CONNECT_TIMEOUT, DELETE_TIMEOUT, MAX_IDLE_CONNECTIONS, READ_SIZE
 
 __all__ = ["Client", "HttpClient", "connect_http", "connect_stdio"]
 
