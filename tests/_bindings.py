@@ -252,6 +252,9 @@ _BLOCKING = frozenset({
     "list_prompts", "get_prompt", "complete", "subscribe", "unsubscribe", "set_logging_level",
     "ping", "send_request", "notify_roots_changed",
     "resume_task", "list_tasks", "get_task", "cancel_task",
+    # the Host's
+    "add_server", "update_server", "enable_server", "disable_server", "restart_server",
+    "remove_server", "save_config",
 })
 
 
@@ -299,6 +302,18 @@ class ThreadsClient:
         await self.aclose()
 
 
+class ThreadsHost(ThreadsClient):
+    """The threads Host seen through the async API (``open`` instead of ``connect``); its
+    ``server(name)`` is wrapped like a client."""
+
+    async def connect(self) -> ThreadsHost:
+        await _to_thread(self.raw.open)
+        return self
+
+    def server(self, name: str) -> ThreadsClient:
+        return ThreadsClient(self.raw.server(name))
+
+
 # -- the binding handed to scenarios ------------------------------------------------------------
 
 
@@ -334,6 +349,12 @@ class Binding:
 
     connect_stdio = stdio_client
     connect_http = http_client
+
+    def connect_config(self, source: Any, **kwargs: Any) -> Any:
+        """A Host (``async with``; ``await host.call_tool(...)`` in every binding)."""
+        kwargs.setdefault("timeout", T)
+        raw = self.module.connect_config(source, **kwargs)
+        return raw if self.is_async else ThreadsHost(raw)
 
     def binding_threads(self) -> list[str]:
         """Threads of this binding alive now (``mcp-proto*``)."""

@@ -14,7 +14,7 @@ FORBIDDEN = frozenset({
     "subprocess", "threading", "time", "trio",
 })
 CORE_DIR = Path(mcp_proto.__file__).parent
-MODULES = sorted(CORE_DIR.glob("*.py"))
+MODULES = sorted(CORE_DIR.rglob("*.py"))  # the host/ subpackage too
 
 
 def imported_modules(source: str) -> set[str]:
@@ -39,22 +39,29 @@ def test_the_scanner_sees_imports() -> None:
 
 def test_modules_found() -> None:
     assert {p.name for p in MODULES} >= {"__init__.py", "_session.py", "_ndjson.py"}
+    assert {p.relative_to(CORE_DIR).as_posix() for p in MODULES} >= {
+        "host/__init__.py", "host/_state.py", "host/_names.py"}
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def _core_id(p: Path) -> str:
+    return p.relative_to(CORE_DIR).as_posix()
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_core_id)
 def test_core_module_imports_no_io(path: Path) -> None:
     bad = imported_modules(path.read_text("utf-8")) & FORBIDDEN
     assert not bad, f"{path.name} imports {sorted(bad)}: the core must stay sans-IO"
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", MODULES, ids=_core_id)
 def test_core_does_not_import_the_bindings(path: Path) -> None:
     """``import mcp_proto`` runs only these modules (and the standard library), so none of them
     may import ``mcp_proto_io``."""
+    depth = len(path.relative_to(CORE_DIR).parts)  # 1 in mcp_proto/, 2 in mcp_proto/host/
     tree = ast.parse(path.read_text("utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            assert node.level <= 1, f"{path.name} imports from outside the package"
+            assert node.level <= depth, f"{path.name} imports from outside the package"
     assert "mcp_proto_io" not in imported_modules(path.read_text("utf-8"))
 
 
@@ -66,6 +73,7 @@ RUNTIME_FREE = {
     "_async_base.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
     "asyncio.py": {"trio", "anyio", "threading", "_thread"},
     "trio.py": {"asyncio", "anyio", "threading", "_thread"},
+    "_host_async.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
 }
 
 

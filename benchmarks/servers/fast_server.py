@@ -18,6 +18,7 @@ Methods:
   treat the server as handshake-only.  With ``--modern`` the server speaks 2026-07-28 instead:
   ``server/discover`` answers, results carry ``"resultType":"complete"``, ``initialize`` and
   ``ping`` are -32601 (for the era-vs-era round-trip benchmark).
+* ``--startup-delay S`` sleeps S seconds before reading stdin (a slow start).
 * Notifications and responses are ignored; a line that is not JSON gets -32700 with id null;
   JSON-RPC batches (arrays) are not supported and get -32600.
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any
 
 SUPPORTED_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
@@ -102,6 +104,15 @@ DISCOVER_RESULT = b',"result":' + _compact({
 MODERN = "--modern" in sys.argv[1:]
 
 
+def _startup_delay() -> float:
+    """``--startup-delay S``: sleep S seconds before reading stdin (a server as slow to start
+    as ``npx`` fetching a package; for the host's concurrent-start benchmark)."""
+    args = sys.argv[1:]
+    if "--startup-delay" in args:
+        return float(args[args.index("--startup-delay") + 1])
+    return 0.0
+
+
 def _write_all(data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -160,6 +171,9 @@ def _answer(message: Any) -> bytes | None:
 
 def main() -> None:
     """Serve stdin/stdout until stdin is closed."""
+    delay = _startup_delay()
+    if delay:
+        time.sleep(delay)
     readline = sys.stdin.buffer.readline
     loads = json.loads
     write = _write_all

@@ -9,6 +9,10 @@
     mcp-proto resources | templates | prompts [--json] -- COMMAND [ARGS...]
     mcp-proto read URI [--json] -- COMMAND [ARGS...]
     mcp-proto prompt NAME [--args JSON] [--json] -- COMMAND [ARGS...]
+    mcp-proto --config FILE servers [--check] [--json]   # many servers from a config file
+    mcp-proto --config FILE tools [--json]               # their tools, by public name
+    mcp-proto --config FILE call NAME --args JSON
+    mcp-proto config check FILE | config convert FILE --to DIALECT
 
 Exit status: 0 on success, 1 when the server or the call failed (one line on stderr says why),
 2 for a usage error.  A tool result with ``isError`` prints the result and exits 1.
@@ -38,8 +42,16 @@ from mcp_proto import (
     TextContent,
     TextResourceContents,
 )
+from mcp_proto.host import ConfigError
 
-from .threads import _ClientBase, connect_http, connect_stdio
+from ._cli_host import (
+    HostUsageError,
+    add_config_arguments,
+    add_config_command,
+    run_config_command,
+    run_host,
+)
+from .threads import Host, _ClientBase, connect_http, connect_stdio
 
 __all__ = ["main"]
 
@@ -140,6 +152,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Talk to an MCP server. The server command follows `--`.",
         epilog="example: mcp-proto tools -- npx -y @modelcontextprotocol/server-everything",
     )
+    add_config_arguments(p)
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
     def common(sp: argparse.ArgumentParser) -> None:
@@ -152,6 +165,8 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
         sp.add_argument("--header", action="append", default=[], metavar="NAME:VALUE",
                         help="extra HTTP header (repeatable; with --url)")
+        sp.add_argument("--server", action="append", default=[], metavar="NAME",
+                        help="with --config: start only this server (repeatable)")
 
     demo = sub.add_parser("demo", help="run the bundled demo server and show a session")
     demo.add_argument("--timeout", type=float, default=60.0, help=argparse.SUPPRESS)
@@ -175,6 +190,7 @@ def _parser() -> argparse.ArgumentParser:
     prompt.add_argument("name")
     prompt.add_argument("--args", help="arguments as a JSON object of strings")
     common(prompt)
+    add_config_command(sub)
     return p
 
 
@@ -307,6 +323,38 @@ def _run(args: argparse.Namespace, command: list[str], out: TextIO) -> int:
         return 0
 
 
+def _host_call(host: Host, args: argparse.Namespace, out: TextIO) -> int:
+    """``--config FILE call NAME``: one call through the host, printed as a plain call."""
+    bar = ProgressBar()
+    try:
+        result = host.call_tool(args.tool, _json_arg(args.args, "--args"), on_progress=bar,
+                                timeout=args.timeout)
+    finally:
+        bar.done()
+    _print_call_result(result, args.json, out)
+    if result.is_error:
+        sys.stderr.write(f"mcp-proto: {args.tool!r} reported an error\n")
+        return 1
+    return 0
+
+
+def _dispatch(args: argparse.Namespace, command: list[str], out: TextIO) -> int:
+    if args.cmd == "demo":
+        return _demo(args, out)
+    if args.cmd == "config":
+        return run_config_command(args, out)
+    if args.config is not None or args.cmd == "servers":
+        if args.config is None:
+            raise _UsageError("`servers` needs --config FILE")
+        if args.cmd not in ("servers", "tools", "call"):
+            raise _UsageError(f"`{args.cmd}` takes one server (`-- COMMAND` or --url); with "
+                              "--config use servers, tools or call")
+        if command or getattr(args, "url", None):
+            raise _UsageError("give either --config or a server (`-- COMMAND` / --url)")
+        return run_host(args, out, _host_call)
+    return _run(args, command, out)
+
+
 def _demo(args: argparse.Namespace, out: TextIO) -> int:
     """A guided tour against the bundled demo server."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -364,16 +412,17 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     try:
-        if args.cmd == "demo":
-            return _demo(args, out)
-        return _run(args, command, out)
-    except _UsageError as exc:
+        return _dispatch(args, command, out)
+    except (_UsageError, HostUsageError) as exc:
         sys.stderr.write(f"mcp-proto: {exc}\n")
         return 2
     except ServerExited as exc:
         sys.stderr.write(f"mcp-proto: the server exited (code {exc.exit_code})"
                          + (f": {exc.stderr_tail.strip().splitlines()[-1]}"
                             if exc.stderr_tail.strip() else "") + "\n")
+        return 1
+    except ConfigError as exc:
+        sys.stderr.write(f"mcp-proto: {exc}\n")
         return 1
     except MCPError as exc:
         sys.stderr.write(f"mcp-proto: {type(exc).__name__}: {exc}\n")

@@ -189,6 +189,9 @@ class Runtime(Protocol):
     def event(self) -> Any:
         """A new one-shot event (``set()``, ``await wait()``)."""
 
+    async def wait_event(self, event: Any, timeout: float | None) -> None:
+        """Wait until ``event`` is set or ``timeout`` seconds passed (None: no bound)."""
+
     def token(self) -> Any:
         """The running loop, for :meth:`run_soon_threadsafe` (None outside any loop)."""
 
@@ -743,6 +746,9 @@ class AsyncClientBase:
         self._token: Any = None  # that loop, for close() from another thread
         self._closed = False
         self._ready: Ready | None = None
+        #: True: the first connection is the only one; once it ends every call raises its
+        #: error instead of starting the server again (the Host decides when to restart).
+        self.single_run = False
         self._ending: list[AsyncPump] = []  # closed, maybe still stopping (aclose awaits)
 
     def _new_connection(self) -> AsyncPump:
@@ -769,6 +775,9 @@ class AsyncClientBase:
             conn = self._conn
             if conn is not None and not conn.closed:
                 return conn
+            if conn is not None and self.single_run:
+                # A host that supervises restarts itself: this client's one run is over.
+                raise conn.exit_error or ConnectionClosed("the server's run ended")
             era, discovered, subscriptions = self._era_memory.plan(
                 self._key, self._pinned_era, None if conn is None else conn.session)
             if conn is not None:

@@ -21,6 +21,7 @@ decision is made here.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 import time
 import traceback
@@ -42,9 +43,10 @@ from ._async_base import (
     connector,
 )
 from ._handlers import ProgressCallback, StatusCallback
+from ._host_async import AsyncHostBase, host_connector
 from ._tuning import CONNECT_TIMEOUT, DELETE_TIMEOUT, MAX_IDLE_CONNECTIONS
 
-__all__ = ["Client", "HttpClient", "connect_http", "connect_stdio"]
+__all__ = ["Client", "Host", "HttpClient", "connect_config", "connect_http", "connect_stdio"]
 
 
 class _Waiter:
@@ -113,6 +115,14 @@ class _Runtime:
     @staticmethod
     def event() -> asyncio.Event:
         return asyncio.Event()
+
+    @staticmethod
+    async def wait_event(event: asyncio.Event, timeout: float | None) -> None:
+        if timeout is None:
+            await event.wait()
+            return
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(event.wait(), max(0.0, timeout))
 
     @staticmethod
     def token() -> asyncio.AbstractEventLoop | None:
@@ -475,3 +485,15 @@ class HttpClient(AsyncHttpClientBase):
 
 
 connect_http = connector(HttpClient, "connect_http", HTTP_DOC)
+
+
+class Host(AsyncHostBase):
+    """Many MCP servers as one, on asyncio.  Create it with :func:`connect_config`; see
+    :class:`mcp_proto_io._host_async.AsyncHostBase` for the methods (all awaited)."""
+
+    _rt = _RUNTIME
+    _connect_stdio = staticmethod(connect_stdio)
+    _connect_http = staticmethod(connect_http)
+
+
+connect_config = host_connector(Host)

@@ -85,7 +85,7 @@ from ._tuning import (
     STDOUT_SETTLE,
 )
 
-__all__ = ["Client", "HttpClient", "connect_http", "connect_stdio"]
+__all__ = ["Client", "Host", "HttpClient", "connect_config", "connect_http", "connect_stdio"]
 
 #: Threads that run the host's sampling / elicitation / roots handlers per connection: they
 #: may block on a user, and must never block the reader.
@@ -599,6 +599,9 @@ class _ClientBase:
         self._conn_lock = threading.Lock()
         self._closed = False
         self._ready: Ready | None = None
+        #: True: the first connection is the only one; once it ends every call raises its
+        #: error instead of starting the server again (the Host decides when to restart).
+        self.single_run = False
 
     def _new_connection(self) -> _Pump:
         raise NotImplementedError
@@ -615,6 +618,9 @@ class _ClientBase:
             conn = self._conn
             if conn is not None and not conn.closed:
                 return conn
+            if conn is not None and self.single_run:
+                # A host that supervises restarts itself: this client's one run is over.
+                raise conn.exit_error or ConnectionClosed("the server's run ended")
             era, discovered, subscriptions = self._era_memory.plan(
                 self._key, self._pinned_era, None if conn is None else conn.session)
             if conn is not None:
@@ -1180,3 +1186,7 @@ def connect_http(url: str, *, headers: Mapping[str, str] | None = None,
                       on_elicitation=on_elicitation, roots=roots,
                       on_notification=on_notification, era_memory=era_memory,
                       ssl_context=ssl_context, ca_file=ca_file)
+
+
+# The Host sits on the clients above (imported last: it imports them from this module).
+from ._host_threads import Host, connect_config  # noqa: E402

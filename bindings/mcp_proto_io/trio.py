@@ -46,9 +46,10 @@ from ._async_base import (
 )
 from ._fds import wait_fd
 from ._handlers import ProgressCallback, StatusCallback
+from ._host_async import AsyncHostBase, host_connector
 from ._tuning import BIG_READ_SIZE, CONNECT_TIMEOUT, DELETE_TIMEOUT, MAX_IDLE_CONNECTIONS, READ_SIZE
 
-__all__ = ["Client", "HttpClient", "connect_http", "connect_stdio"]
+__all__ = ["Client", "Host", "HttpClient", "connect_config", "connect_http", "connect_stdio"]
 
 
 class _Waiter:
@@ -143,6 +144,11 @@ class _Runtime:
     @staticmethod
     def event() -> trio.Event:
         return trio.Event()
+
+    @staticmethod
+    async def wait_event(event: trio.Event, timeout: float | None) -> None:
+        with trio.move_on_after(float("inf") if timeout is None else max(0.0, timeout)):
+            await event.wait()
 
     @staticmethod
     def token() -> trio.lowlevel.TrioToken | None:
@@ -505,3 +511,15 @@ class HttpClient(AsyncHttpClientBase):
 
 
 connect_http = connector(HttpClient, "connect_http", HTTP_DOC)
+
+
+class Host(AsyncHostBase):
+    """Many MCP servers as one, on trio.  Create it with :func:`connect_config`; see
+    :class:`mcp_proto_io._host_async.AsyncHostBase` for the methods (all awaited)."""
+
+    _rt = _RUNTIME
+    _connect_stdio = staticmethod(connect_stdio)
+    _connect_http = staticmethod(connect_http)
+
+
+connect_config = host_connector(Host)

@@ -1,0 +1,91 @@
+"""What every runtime's Host shares: how a :class:`ServerSpec` becomes a client's arguments,
+how a failure is summarized for a status, and the host's callback types.  No I/O here, and
+no decision about states or names: those are :class:`mcp_proto.host.HostCore`'s.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_proto import Event, Implementation, Limits, ServerExited
+from mcp_proto.host import HostConfig, NamePolicy, RestartPolicy, ServerEvent, ServerSpec
+
+from ._config_files import load_config
+from ._handlers import RootsSource
+
+__all__ = [
+    "HostHandler",
+    "HostNotificationCallback",
+    "HostOptions",
+    "ServerEventCallback",
+    "client_arguments",
+    "failure",
+    "load_source",
+]
+
+HostHandler = Callable[[str, dict[str, Any]], Any]
+"""A host-wide server-request handler: takes the server's name and the request's params;
+returns the result object (or an awaitable of it, in the async bindings)."""
+HostNotificationCallback = Callable[[str, Event], Any]
+"""Takes the server's name and the event (``ListChanged``, ``LogMessage``, ``Closed`` ...)."""
+ServerEventCallback = Callable[[ServerEvent], Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostOptions:
+    """Everything ``connect_config`` was given besides the config."""
+
+    names: NamePolicy
+    restart: RestartPolicy | None
+    timeout: float
+    max_servers: int
+    on_server_event: ServerEventCallback | None = None
+    on_sampling: HostHandler | None = None
+    on_elicitation: HostHandler | None = None
+    roots: RootsSource | None = None
+    on_notification: HostNotificationCallback | None = None
+    client_info: Implementation | None = None
+    limits: Limits | None = None
+
+
+def load_source(source: object, *, dialect: str | None, env: Mapping[str, str] | None,
+                inputs: Mapping[str, str] | None) -> HostConfig:
+    """A :class:`HostConfig` from a path, JSON text, a mapping or a HostConfig.  Raises
+    :class:`ConfigError` (every problem at once, also for an unreadable file)."""
+    if isinstance(source, HostConfig):
+        return source
+    return load_config(source, dialect=dialect, env=env, inputs=inputs)  # type: ignore[arg-type]
+
+
+def client_arguments(spec: ServerSpec, options: HostOptions,
+                     on_notification: Callable[[Event], Any]) -> dict[str, Any]:
+    """Keyword arguments for ``connect_stdio(spec.command, ...)`` or ``connect_http(spec.url,
+    ...)``: the handshake is bounded by the startup timeout, each call passes its own."""
+    startup = spec.startup_timeout if spec.startup_timeout is not None else options.timeout
+    kwargs: dict[str, Any] = {
+        "timeout": startup,
+        "client_info": options.client_info,
+        "limits": options.limits,
+        "roots": options.roots,
+        "on_notification": on_notification,
+    }
+    if options.on_sampling is not None:
+        kwargs["on_sampling"] = functools.partial(options.on_sampling, spec.name)
+    if options.on_elicitation is not None:
+        kwargs["on_elicitation"] = functools.partial(options.on_elicitation, spec.name)
+    if spec.transport == "stdio":
+        kwargs["env"] = dict(spec.env) or None
+        kwargs["cwd"] = spec.cwd
+    else:
+        kwargs["headers"] = dict(spec.headers) or None
+    return kwargs
+
+
+def failure(exc: BaseException) -> tuple[str, str]:
+    """``(error, stderr_tail)`` for a status: the error's type and message (never a secret:
+    the clients' messages name no header or environment value) and the server's stderr."""
+    tail = exc.stderr_tail if isinstance(exc, ServerExited) else ""
+    return f"{type(exc).__name__}: {exc}", tail

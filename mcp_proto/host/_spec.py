@@ -1,0 +1,146 @@
+"""What a host config says, once parsed: one :class:`ServerSpec` per server.
+
+Values are expanded (``${VAR}`` and friends replaced); ``templates`` keeps each field as it
+was written, so :func:`dump_config` writes the template back and never an expanded secret.
+``raw`` keeps the keys no field models, so a file written back loses nothing of another
+host's settings.  Environment values and header values are secrets: no ``repr``, message or
+warning shows them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .._errors import MCPError
+from ._restart import RestartPolicy
+
+__all__ = [
+    "DIALECTS",
+    "TRANSPORTS",
+    "ConfigError",
+    "ConfigProblem",
+    "Dialect",
+    "HostConfig",
+    "ServerSpec",
+    "Transport",
+]
+
+Transport = Literal["stdio", "http", "sse"]
+TRANSPORTS: tuple[Transport, ...] = ("stdio", "http", "sse")
+
+Dialect = Literal["claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "zed",
+                  "gemini", "codex", "adk", "rpi", "generic"]
+#: Every dialect, each with its own keys (host-notes section 3).  ``generic`` is a plain
+#: ``mcpServers`` file of no particular host (fastmcp, pydantic-ai, mcp-use ...); ``adk`` is
+#: ADK-Rust / Kiro.
+DIALECTS: tuple[Dialect, ...] = ("claude-desktop", "claude-code", "cursor", "vscode",
+                                 "windsurf", "zed", "gemini", "codex", "adk", "rpi", "generic")
+
+_REDACTED = "<redacted>"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerSpec:
+    """One server of a host config.
+
+    ``transport`` is ``"stdio"`` (``command`` is the argv, ``env`` the extra environment,
+    ``cwd`` the working directory) or ``"http"`` / ``"sse"`` (``url``, ``headers``).
+    ``timeout`` is each call's deadline and ``startup_timeout`` the handshake's, in seconds
+    (None: the host's default).  ``include_tools`` (None: all) and ``exclude_tools`` are glob
+    patterns; exclude wins.  ``restart`` None means the host's policy.
+    """
+
+    name: str
+    transport: Transport = "stdio"
+    command: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    enabled: bool = True
+    timeout: float | None = None
+    startup_timeout: float | None = None
+    include_tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+    auto_approve: tuple[str, ...] = ()
+    restart: RestartPolicy | None = None
+    #: Codex ``required``: a host may refuse to run when this server fails to start.
+    required: bool = False
+    description: str | None = None
+    #: Keys of the entry that no field models, kept as written.
+    raw: dict[str, Any] = field(default_factory=dict)
+    #: Field name -> the value as written, for each field that held a variable.
+    templates: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:  # env and header values are secrets
+        # command and url as written (a ``--token=${T}`` argument or ``?key=${KEY}`` shows
+        # its template, never the value)
+        parts = [f"name={self.name!r}", f"transport={self.transport!r}"]
+        if self.command:
+            command = self.templates.get("command", list(self.command))
+            parts.append(f"command={command!r}")
+        if self.url is not None:
+            parts.append(f"url={self.templates.get('url', self.url)!r}")
+        if self.env:
+            parts.append("env={" + ", ".join(f"{k!r}: {_REDACTED!r}" for k in self.env) + "}")
+        if self.headers:
+            parts.append("headers={" + ", ".join(
+                f"{k!r}: {_REDACTED!r}" for k in self.headers) + "}")
+        if self.cwd is not None:
+            parts.append(f"cwd={self.cwd!r}")
+        if not self.enabled:
+            parts.append("enabled=False")
+        return "ServerSpec(" + ", ".join(parts) + ")"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostConfig:
+    """A parsed config: ``servers`` by name in file order, the ``dialect`` it was read in,
+    ``extra`` (root keys other than the servers, kept for writing back: VS Code ``inputs``,
+    the rest of a Zed ``settings.json`` ...), ``warnings`` (what was accepted but deserves a
+    look) and the ``path`` it came from, if any.  Two configs are equal when their servers,
+    dialect and extra keys are."""
+
+    servers: dict[str, ServerSpec] = field(default_factory=dict)
+    dialect: Dialect = "generic"
+    extra: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+    path: str | None = field(default=None, compare=False)
+
+    def __repr__(self) -> str:  # extra may hold other hosts' secrets: its keys only
+        return (f"HostConfig(dialect={self.dialect!r}, servers={list(self.servers.values())!r}"
+                f", extra_keys={sorted(self.extra)!r}, path={self.path!r})")
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigProblem:
+    """One thing wrong in a config: the ``server`` (None for the file itself), the ``field``
+    (the key as written in the file, or None) and what is wrong.  Never holds a secret."""
+
+    server: str | None
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = ".".join(p for p in (self.server, self.field) if p)
+        return f"{where}: {self.message}" if where else self.message
+
+
+class ConfigError(MCPError, ValueError):
+    """A config could not be used.  ``problems`` lists every problem found, not only the
+    first, so a user fixes the file in one go.  Fix the file (or pass the missing variables
+    or inputs) and parse again."""
+
+    def __init__(self, problems: list[ConfigProblem] | tuple[ConfigProblem, ...],
+                 path: str | None = None) -> None:
+        self.problems = tuple(problems)
+        self.path = path
+        head = f"{path}: " if path else ""
+        n = len(self.problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"{head}{n} problem{'s' if n != 1 else ''} in the MCP config:\n{lines}")

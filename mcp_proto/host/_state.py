@@ -1,0 +1,522 @@
+"""The host's decisions, pure: which server is in which state, when each starts again, which
+tools are public under which names, and where a call goes.
+
+A binding owns one client per server and feeds this object what happened (a start began,
+finished, failed; a server exited; its tools changed or were listed) with the time; it asks
+what to do (which servers to start now, when to wake up next, where a call goes) and drains
+:class:`ServerEvent` s for the host's callback.  Nothing here does I/O or reads a clock.
+
+Server states, and every legal move (the table is all of it; a move not in it is a bug in
+the caller and raises :class:`LocalProtocolError`)::
+
+    stopped  --start-->  starting  --ready-->  running
+    starting --exited--> backoff   (the schedule gave a time)   --start--> starting
+    running  --exited--> backoff
+    starting/running --gave_up--> failed (the schedule gave up, no restart policy, or a
+                                         start from scratch failed: nothing to retry)
+    failed   --start-->  starting  (a restart by hand)
+    any but disabled --disable--> disabled  --enable--> stopped
+    any      --stop-->   stopped   (closed, or a spec replaced)
+
+An *incarnation* number counts the starts of each server: a report about an older one (the
+exit of a process the host already replaced) is ignored, so a late exit can never mark a new
+process dead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Literal, NamedTuple
+
+from .._errors import LocalProtocolError
+from .._types import Tool
+from ._errors import ServerUnavailable, UnknownTool
+from ._names import NamePolicy, ToolFilter, ToolNames, assign_names
+from ._restart import DEFAULT_RESTART, RestartPolicy, RestartSchedule
+from ._spec import ConfigError, ConfigProblem, HostConfig, ServerSpec
+
+__all__ = [
+    "DEFAULT_MAX_SERVERS",
+    "SERVER_STATES",
+    "TRANSITIONS",
+    "HostCore",
+    "HostTool",
+    "Route",
+    "ServerEvent",
+    "ServerState",
+    "ServerStatus",
+]
+
+ServerState = Literal["starting", "running", "backoff", "failed", "disabled", "stopped"]
+SERVER_STATES: tuple[ServerState, ...] = ("starting", "running", "backoff", "failed",
+                                          "disabled", "stopped")
+_Input = Literal["start", "ready", "exited", "gave_up", "disable", "enable", "stop"]
+
+#: Servers one host runs at most (rpi-mcp-adapter's bound): each is a process or a pool of
+#: sockets and a few threads or tasks; a config with hundreds is a mistake, not a workload.
+DEFAULT_MAX_SERVERS = 64
+
+#: Characters of stderr kept in a status (the client keeps the last 8 KiB; a status is shown
+#: to people, and a screenful is what they read).
+STATUS_STDERR_CHARS = 4096
+
+
+def _table() -> dict[tuple[ServerState, _Input], ServerState]:
+    t: dict[tuple[ServerState, _Input], ServerState] = {
+        ("stopped", "start"): "starting",
+        ("backoff", "start"): "starting",
+        ("failed", "start"): "starting",
+        ("starting", "ready"): "running",
+        ("starting", "exited"): "backoff",
+        ("running", "exited"): "backoff",
+        ("starting", "gave_up"): "failed",
+        ("running", "gave_up"): "failed",
+        ("disabled", "enable"): "stopped",
+    }
+    for state in SERVER_STATES:
+        t[(state, "stop")] = "disabled" if state == "disabled" else "stopped"
+        if state != "disabled":
+            t[(state, "disable")] = "disabled"
+    return t
+
+
+#: ``(state, input) -> next state``; a missing pair is an illegal move.
+TRANSITIONS: Mapping[tuple[ServerState, _Input], ServerState] = _table()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostTool:
+    """A tool as the host shows it: ``name`` is the public name (what a model calls),
+    ``server`` and ``tool`` say where it goes, ``definition`` is the server's own."""
+
+    name: str
+    server: str
+    tool: str
+    definition: Tool
+
+    @property
+    def description(self) -> str | None:
+        return self.definition.description
+
+    @property
+    def input_schema(self) -> dict[str, object]:
+        return self.definition.input_schema
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerStatus:
+    """One server as the host sees it now.  ``attempts`` counts consecutive failures;
+    ``next_start_at`` is when the host starts it again (the host's clock; None: not
+    scheduled); ``error`` and ``stderr_tail`` say what ended its last run."""
+
+    state: ServerState
+    transport: str
+    attempts: int = 0
+    next_start_at: float | None = None
+    error: str | None = None
+    stderr_tail: str = ""
+    tools: int = 0
+    incarnation: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerEvent:
+    """A server changed state (for the host's ``on_server_event``)."""
+
+    server: str
+    state: ServerState
+    previous: ServerState
+    at: float
+    error: str | None = None
+    next_start_at: float | None = None
+    attempts: int = 0
+
+
+class Route(NamedTuple):
+    """Where a call goes: ``tool`` on ``server``, run number ``incarnation``, before
+    ``deadline``.  When ``wait_until`` is set the server is not ready yet but will be
+    (starting, or in backoff with its next start before the deadline): wait until then, or
+    until the host reports a change, and route again.  (A named tuple: one is made per call,
+    and it is the cheapest immutable record Python has.)"""
+
+    server: str
+    tool: str
+    incarnation: int
+    deadline: float
+    wait_until: float | None = None
+
+
+@dataclass(slots=True)
+class _Server:
+    spec: ServerSpec
+    schedule: RestartSchedule | None
+    state: ServerState = "stopped"
+    incarnation: int = 0
+    error: str | None = None
+    stderr_tail: str = ""
+    tools: list[Tool] | None = None  # None: never listed in this incarnation
+    stale: bool = False  # tools/list_changed seen: list again
+    #: The server became ready since it was last started from scratch (initially, or by
+    #: hand): only then is a failed start a crash the schedule retries.  A start from scratch
+    #: that fails is a broken spec (a missing executable, a bad token): ``failed`` at once.
+    proven: bool = False
+    filter: ToolFilter = field(default_factory=ToolFilter)
+
+
+class HostCore:
+    """Every decision of a multi-server host, driven by the binding.
+
+    ``restart`` None means a server that exits is not started again automatically (it is
+    ``failed`` until :meth:`begin_start` by hand).  ``timeout`` is a call's default deadline
+    in seconds, ``max_servers`` the bound on servers (a config or an :meth:`add` over it is a
+    :class:`ConfigError`).
+    """
+
+    def __init__(self, config: HostConfig, *, names: NamePolicy | None = None,
+                 restart: RestartPolicy | None = DEFAULT_RESTART, timeout: float = 60.0,
+                 max_servers: int = DEFAULT_MAX_SERVERS) -> None:
+        if len(config.servers) > max_servers:
+            raise ConfigError([ConfigProblem(
+                None, None, f"{len(config.servers)} servers, over the host's limit of "
+                f"{max_servers} (raise max_servers if that many are meant)")], config.path)
+        self.config = config
+        self.policy = names or NamePolicy()
+        self.restart = restart
+        self.timeout = timeout
+        self.max_servers = max_servers
+        self._servers: dict[str, _Server] = {}
+        self._events: list[ServerEvent] = []
+        self._stale: set[str] = set()  # running servers whose tools changed (O(1) check)
+        self._names = assign_names({}, self.policy)
+        self._routes: dict[str, tuple[_Server, str, str]] = {}
+        for spec in config.servers.values():
+            self._servers[spec.name] = self._record(spec)
+
+    # -- bookkeeping -----------------------------------------------------------------------
+
+    def _record(self, spec: ServerSpec) -> _Server:
+        policy = spec.restart if spec.restart is not None else self.restart
+        server = _Server(spec=spec, schedule=None if policy is None else RestartSchedule(policy),
+                         filter=ToolFilter(spec.include_tools, spec.exclude_tools))
+        if not spec.enabled:
+            server.state = "disabled"
+        return server
+
+    def _get(self, name: str) -> _Server:
+        try:
+            return self._servers[name]
+        except KeyError:
+            raise LocalProtocolError(f"no server is named {name!r}") from None
+
+    def _move(self, name: str, server: _Server, move: _Input, now: float) -> None:
+        previous = server.state
+        try:
+            state = TRANSITIONS[(previous, move)]
+        except KeyError:
+            raise LocalProtocolError(
+                f"server {name!r}: cannot {move} while {previous}") from None
+        server.state = state
+        if state != "running" and server.stale:
+            server.stale = False
+            self._stale.discard(name)
+        if state != previous:
+            schedule = server.schedule
+            self._events.append(ServerEvent(
+                server=name, state=state, previous=previous, at=now, error=server.error,
+                next_start_at=None if schedule is None else schedule.next_start_at,
+                attempts=0 if schedule is None else schedule.attempts))
+
+    def _rename(self) -> None:
+        listing = {name: [t.name for t in s.tools if s.filter.allows(t.name)]
+                   for name, s in self._servers.items()
+                   if s.tools is not None and s.state not in ("disabled", "stopped")}
+        self._names = assign_names(listing, self.policy)
+        # public name -> (server record, server, tool): one dict lookup per routed call
+        self._routes = {public: (self._servers[server], server, tool)
+                        for public, (server, tool) in self._names.items()}
+
+    def _current(self, name: str, incarnation: int) -> _Server | None:
+        server = self._servers.get(name)
+        if server is None or server.incarnation != incarnation:
+            return None  # a report about a run the host already replaced or removed
+        return server
+
+    def drain_events(self) -> list[ServerEvent]:
+        """The state changes since the last call, oldest first."""
+        events, self._events = self._events, []
+        return events
+
+    # -- what the binding reports ------------------------------------------------------------
+
+    def begin_start(self, name: str, now: float) -> int:
+        """A start of ``name`` begins now (initial, scheduled or by hand): returns its
+        incarnation number, to pass back with every report about this run.  Raises
+        :class:`LocalProtocolError` for a disabled or already starting/running server."""
+        server = self._get(name)
+        if server.state != "backoff":
+            server.proven = False
+        self._move(name, server, "start", now)
+        server.incarnation += 1
+        server.error = None
+        server.stderr_tail = ""
+        server.tools = None
+        server.stale = False
+        if server.schedule is not None:
+            server.schedule.started(now)
+        return server.incarnation
+
+    def start_succeeded(self, name: str, incarnation: int, now: float,
+                        tools: Iterable[Tool]) -> None:
+        """The handshake finished and the tools were listed."""
+        server = self._current(name, incarnation)
+        if server is None or server.state != "starting":
+            return
+        server.tools = list(tools)
+        server.proven = True
+        if server.schedule is not None:
+            server.schedule.ready(now)
+        self._move(name, server, "ready", now)
+        self._rename()
+
+    def exited(self, name: str, incarnation: int, now: float, error: str,
+               stderr_tail: str = "") -> None:
+        """Run ``incarnation`` of ``name`` ended: it failed to start, or died later.  The
+        schedule says when it starts again (:meth:`due`), or it is ``failed``: also a first
+        start that fails (nothing to retry: the spec or the machine is wrong)."""
+        server = self._current(name, incarnation)
+        if server is None or server.state not in ("starting", "running"):
+            return
+        server.error = error
+        server.stderr_tail = stderr_tail[-STATUS_STDERR_CHARS:]
+        retry = None
+        if server.schedule is not None:
+            retry = server.schedule.exited(now)
+            if not server.proven:
+                retry = None
+                server.schedule.next_start_at = None
+        self._move(name, server, "gave_up" if retry is None else "exited", now)
+        self._rename()
+
+    def tools_changed(self, name: str, incarnation: int) -> None:
+        """The server said ``notifications/tools/list_changed``: list its tools again."""
+        server = self._current(name, incarnation)
+        if server is not None and server.state == "running":
+            server.stale = True
+            self._stale.add(name)
+
+    def tools_listed(self, name: str, incarnation: int, tools: Iterable[Tool]) -> None:
+        """A fresh listing of a running server's tools."""
+        server = self._current(name, incarnation)
+        if server is None or server.state != "running":
+            return
+        server.tools = list(tools)
+        server.stale = False
+        self._stale.discard(name)
+        self._rename()
+
+    # -- what the binding asks -----------------------------------------------------------------
+
+    def due(self, now: float) -> list[str]:
+        """Servers to start now: enabled ones never started (``stopped``) and those in
+        backoff whose time has come, in config order."""
+        out = []
+        for name, s in self._servers.items():
+            never_started = s.state == "stopped" and s.spec.enabled
+            scheduled = s.state == "backoff" and s.schedule is not None \
+                and s.schedule.may_start(now)
+            if never_started or scheduled:
+                out.append(name)
+        return out
+
+    def next_deadline(self) -> float | None:
+        """When the next scheduled start is due (None: nothing scheduled)."""
+        times = [s.schedule.next_start_at for s in self._servers.values()
+                 if s.state == "backoff" and s.schedule is not None
+                 and s.schedule.next_start_at is not None]
+        return min(times) if times else None
+
+    def stale(self) -> list[tuple[str, int]]:
+        """Running servers whose tools must be listed again, with their incarnation."""
+        return [(n, self._servers[n].incarnation) for n in self._stale]
+
+    @property
+    def has_stale(self) -> bool:
+        """True when :meth:`stale` is not empty (checked on every call: O(1))."""
+        return bool(self._stale)
+
+    def running(self) -> list[tuple[str, int]]:
+        """Running servers with their incarnation (to list their tools again)."""
+        return [(n, s.incarnation) for n, s in self._servers.items() if s.state == "running"]
+
+    def state(self, name: str) -> ServerState:
+        return self._get(name).state
+
+    def incarnation(self, name: str) -> int:
+        return self._get(name).incarnation
+
+    def spec(self, name: str) -> ServerSpec:
+        return self._get(name).spec
+
+    def names(self) -> list[str]:
+        return list(self._servers)
+
+    def tool_names(self) -> ToolNames:
+        return self._names
+
+    def tools(self) -> list[HostTool]:
+        """The tools a model may call, by public name: those of running servers (and of
+        servers in backoff, whose calls wait for the restart), filtered by each server's
+        include/exclude patterns."""
+        out = []
+        for public, (server_name, tool_name) in self._names.items():
+            server = self._servers[server_name]
+            if server.state not in ("running", "backoff", "starting") or server.tools is None:
+                continue
+            for t in server.tools:
+                if t.name == tool_name:
+                    out.append(HostTool(name=public, server=server_name, tool=tool_name,
+                                        definition=t))
+                    break
+        return out
+
+    def call_timeout(self, server: str, timeout: float | None = None) -> float:
+        """A call's total seconds: ``timeout`` if given, else the server's, else the host's."""
+        if timeout is not None:
+            return timeout
+        spec_timeout = self._get(server).spec.timeout
+        return spec_timeout if spec_timeout is not None else self.timeout
+
+    def route(self, public: str, *, now: float, deadline: float | None = None,
+              timeout: float | None = None) -> Route:
+        """Where the call ``public`` goes.  Its ``deadline`` is fixed at the first route
+        (``now`` + :meth:`call_timeout`) and passed back on each later one.
+
+        Raises :class:`UnknownTool` (with close matches) for a name no server's listing has
+        (the binding lists tools again once, then gives up), and :class:`ServerUnavailable`
+        for a server that cannot take the call before the deadline (failed, disabled,
+        stopped, in backoff past the deadline, or still starting at it).  Nothing is sent
+        in either case."""
+        try:
+            server, server_name, tool_name = self._routes[public]
+        except KeyError:
+            raise UnknownTool(public, self._names.close_matches(public)) from None
+        if deadline is None:
+            if timeout is None:
+                timeout = server.spec.timeout
+                if timeout is None:
+                    timeout = self.timeout
+            deadline = now + timeout
+        state = server.state
+        if state == "running":  # the hot path: one lookup and a tuple
+            return Route(server_name, tool_name, server.incarnation, deadline)
+        schedule = server.schedule
+        retry_at = schedule.next_start_at if schedule is not None and state == "backoff" \
+            else None
+        if state == "starting" and now < deadline:
+            wait_until = deadline
+        elif state == "backoff" and retry_at is not None and now < deadline \
+                and retry_at <= deadline:
+            wait_until = max(retry_at, now)
+        else:
+            raise ServerUnavailable(server_name, state, retry_at, server.error)
+        return Route(server_name, tool_name, server.incarnation, deadline, wait_until)
+
+    def status(self, now: float) -> dict[str, ServerStatus]:
+        """Every server's status, in config order."""
+        out = {}
+        for name, s in self._servers.items():
+            schedule = s.schedule
+            if schedule is not None and s.state == "running":
+                schedule.settle(now)
+            out[name] = ServerStatus(
+                state=s.state, transport=s.spec.transport,
+                attempts=0 if schedule is None else schedule.attempts,
+                next_start_at=schedule.next_start_at
+                if schedule is not None and s.state == "backoff" else None,
+                error=s.error, stderr_tail=s.stderr_tail,
+                tools=0 if s.tools is None else sum(1 for t in s.tools if s.filter.allows(t.name)),
+                incarnation=s.incarnation)
+        return out
+
+    # -- editing the set of servers --------------------------------------------------------------
+
+    def add(self, spec: ServerSpec, now: float) -> None:
+        """A new server (``stopped``, or ``disabled``); :meth:`due` then starts it.  Raises
+        :class:`ConfigError` for a name in use or a host at ``max_servers``."""
+        if spec.name in self._servers:
+            raise ConfigError([ConfigProblem(spec.name, None, "a server of that name exists "
+                                             "(use update_server to change it)")])
+        if len(self._servers) >= self.max_servers:
+            raise ConfigError([ConfigProblem(spec.name, None, f"the host runs at most "
+                                             f"{self.max_servers} servers")])
+        self._servers[spec.name] = self._record(spec)
+        self._sync_config()
+        if not spec.enabled:
+            self._events.append(ServerEvent(server=spec.name, state="disabled",
+                                            previous="stopped", at=now))
+
+    def replace(self, spec: ServerSpec, now: float) -> ServerSpec:
+        """Put ``spec`` in place of the server's spec: the server is ``stopped`` (the binding
+        stops the old run first) with a fresh schedule; returns the old spec for a roll
+        back."""
+        server = self._get(spec.name)
+        old = server.spec
+        if server.state != "stopped":
+            self._move(spec.name, server, "stop", now)
+        incarnation = server.incarnation
+        new = self._record(spec)
+        new.incarnation = incarnation  # reports about the old run stay stale
+        self._servers[spec.name] = new
+        self._sync_config()
+        self._rename()
+        return old
+
+    def stop(self, name: str, now: float) -> None:
+        """The binding stopped the server's run (host closing, a restart by hand)."""
+        server = self._get(name)
+        self._move(name, server, "stop", now)
+        server.incarnation += 1  # whatever the old run reports now is stale
+        if server.schedule is not None:
+            server.schedule.reset()
+        server.tools = None
+        self._rename()
+
+    def enable(self, name: str, now: float) -> None:
+        """A disabled server may start again (:meth:`due` starts it).  No-op when enabled."""
+        server = self._get(name)
+        if server.state == "disabled":
+            self._move(name, server, "enable", now)
+            if server.schedule is not None:
+                server.schedule.reset()
+        if not server.spec.enabled:
+            self._set_spec(name, server, enabled=True)
+
+    def disable(self, name: str, now: float) -> None:
+        """The server must not run (the binding stops its run)."""
+        server = self._get(name)
+        if server.state != "disabled":
+            self._move(name, server, "disable", now)
+            server.incarnation += 1
+            server.tools = None
+        if server.spec.enabled:
+            self._set_spec(name, server, enabled=False)
+        self._rename()
+
+    def remove(self, name: str) -> ServerSpec:
+        """Forget the server (the binding stops its run first); returns its spec."""
+        server = self._servers.pop(name, None)
+        if server is None:
+            raise LocalProtocolError(f"no server is named {name!r}")
+        self._stale.discard(name)
+        self._sync_config()
+        self._rename()
+        return server.spec
+
+    def _set_spec(self, name: str, server: _Server, **changes: object) -> None:
+        server.spec = replace(server.spec, **changes)  # type: ignore[arg-type]
+        self._sync_config()
+
+    def _sync_config(self) -> None:
+        self.config = replace(self.config,
+                              servers={n: s.spec for n, s in self._servers.items()})

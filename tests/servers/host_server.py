@@ -1,0 +1,110 @@
+"""A small stdio MCP server (handshake era) for the host tests.  Standard library only.
+
+Usage: ``python host_server.py [--name NAME] [--die-on-call N] [--log FILE] [--slow-start S]
+[--fail-start] [--tools a,b,c]``
+
+* ``tools/list``: ``echo {text}``, ``whoami`` and ``add_tool``, or the names given by
+  ``--tools`` (each an echo), plus ``extra`` once ``add_tool`` was called.
+* ``echo {text}`` -> text ``"<NAME>:<text>"``; ``whoami`` -> text ``"<NAME> <pid>"``;
+  ``add_tool`` adds ``extra`` and sends ``notifications/tools/list_changed``, then answers.
+* ``--die-on-call N``: on every N-th ``tools/call`` of this process (N, 2N ...; with a fresh
+  process the count starts again) it exits with status 7 without answering, after writing
+  ``dying on call <k>`` to stderr.
+* ``--log FILE``: each request is appended to FILE as one JSON line ``{"pid", "id",
+  "method", "arguments"}`` *before* it is handled, so the log shows every request the server
+  ever received, including the one it died on.
+* ``--slow-start S``: sleep S seconds before reading stdin (a slow handshake).
+* ``--fail-start``: write ``cannot start: missing token`` to stderr and exit 2 at once.
+* Unknown methods (``server/discover`` too) -> -32601.  Exit 0 on stdin EOF.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--name", default="host-server")
+    parser.add_argument("--die-on-call", type=int, default=0)
+    parser.add_argument("--log", default=None)
+    parser.add_argument("--slow-start", type=float, default=0.0)
+    parser.add_argument("--fail-start", action="store_true")
+    parser.add_argument("--tools", default="echo,whoami,add_tool")
+    args = parser.parse_args()
+    if args.fail_start:
+        sys.stderr.write("cannot start: missing token\n")
+        sys.stderr.flush()
+        sys.exit(2)
+    if args.slow_start:
+        time.sleep(args.slow_start)
+    tools = [t for t in args.tools.split(",") if t]
+    calls = 0
+    out = sys.stdout.buffer
+
+    def send(message: dict[str, Any]) -> None:
+        out.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        out.flush()
+
+    def tool(name: str) -> dict[str, Any]:
+        props = {"text": {"type": "string"}} if name not in ("whoami", "add_tool") else {}
+        return {"name": name, "description": f"{name} of {args.name}",
+                "inputSchema": {"type": "object", "properties": props}}
+
+    for line in sys.stdin.buffer:
+        if not line.strip():
+            continue
+        msg = json.loads(line)
+        method, rid = msg.get("method"), msg.get("id")
+        params = msg.get("params") or {}
+        if args.log and method is not None:
+            with open(args.log, "a", encoding="utf-8") as log:
+                log.write(json.dumps({"pid": os.getpid(), "id": rid, "method": method,
+                                      "arguments": params.get("arguments")}) + "\n")
+        if rid is None:
+            continue  # a notification
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": rid, "result": {
+                "protocolVersion": params.get("protocolVersion", "2025-11-25"),
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": args.name, "version": "1.0.0"}}})
+        elif method == "ping":
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": rid,
+                  "result": {"tools": [tool(t) for t in tools]}})
+        elif method == "tools/call":
+            calls += 1
+            if args.die_on_call and calls % args.die_on_call == 0:
+                sys.stderr.write(f"dying on call {calls}\n")
+                sys.stderr.flush()
+                os._exit(7)
+            name = params.get("name")
+            arguments = params.get("arguments") or {}
+            if name == "add_tool" and "add_tool" in tools:
+                if "extra" not in tools:
+                    tools.append("extra")
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                text = "added"
+            elif name == "whoami" and "whoami" in tools:
+                text = f"{args.name} {os.getpid()}"
+            elif name in tools:
+                text = f"{args.name}:{arguments.get('text', '')}"
+            else:
+                send({"jsonrpc": "2.0", "id": rid,
+                      "error": {"code": -32602, "message": f"Unknown tool: {name}"}})
+                continue
+            send({"jsonrpc": "2.0", "id": rid,
+                  "result": {"content": [{"type": "text", "text": text}]}})
+        else:
+            send({"jsonrpc": "2.0", "id": rid,
+                  "error": {"code": -32601, "message": f"Method not found: {method}"}})
+
+
+if __name__ == "__main__":
+    main()
