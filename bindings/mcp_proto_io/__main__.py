@@ -48,6 +48,7 @@ from ._cli_host import (
     HostUsageError,
     add_config_arguments,
     add_config_command,
+    key_values,
     run_config_command,
     run_host,
 )
@@ -61,8 +62,7 @@ CLIENT_INFO = Implementation(name="mcp-proto-cli", version="0.1.0")
 BAR_WIDTH = 30
 
 
-class _UsageError(Exception):
-    pass
+_UsageError = HostUsageError  # one usage error (exit 2) for every command
 
 
 class ProgressBar:
@@ -135,15 +135,7 @@ def _json_arg(text: str | None, what: str) -> dict[str, Any] | None:
 
 
 def _parse_env(pairs: list[str]) -> dict[str, str] | None:
-    if not pairs:
-        return None
-    env = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise _UsageError(f"--env takes KEY=VALUE, got {pair!r}")
-        env[key] = value
-    return env
+    return key_values(pairs, "--env") or None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -413,7 +405,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return int(exc.code or 0)
     try:
         return _dispatch(args, command, out)
-    except (_UsageError, HostUsageError) as exc:
+    except HostUsageError as exc:
         sys.stderr.write(f"mcp-proto: {exc}\n")
         return 2
     except ServerExited as exc:

@@ -36,7 +36,8 @@ from mcp_proto.host import (
 from ._config_files import LOCATION_NAMES, load_config, resolve_location, save_config
 from .threads import connect_config
 
-__all__ = ["add_config_arguments", "add_config_command", "run_config_command", "run_host"]
+__all__ = ["HostUsageError", "add_config_arguments", "add_config_command", "key_values",
+           "run_config_command", "run_host"]
 
 CLIENT_INFO = Implementation(name="mcp-proto-cli", version="0.1.0")
 
@@ -75,19 +76,21 @@ def add_config_command(sub: Any) -> None:
                          help="seconds per handshake (default 60)")
 
 
-def _inputs(pairs: list[str]) -> dict[str, str]:
+def key_values(pairs: list[str], flag: str, form: str = "KEY=VALUE") -> dict[str, str]:
+    """``KEY=VALUE`` options (``--env``, ``--input``) as a dict; :class:`HostUsageError`
+    naming the option for a malformed one (the value is not echoed: it may be a secret)."""
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise HostUsageError(f"--input takes ID=VALUE, got {pair!r}")
+            raise HostUsageError(f"{flag} takes {form}, got {pair.partition('=')[0]!r}")
         out[key] = value
     return out
 
 
 def _load(args: argparse.Namespace, source: str) -> HostConfig:
     return load_config(resolve_location(source), dialect=args.dialect,
-                       inputs=_inputs(args.input))
+                       inputs=key_values(args.input, "--input", "ID=VALUE"))
 
 
 def _only(config: HostConfig, names: list[str]) -> HostConfig:

@@ -17,7 +17,7 @@ import os
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -25,19 +25,13 @@ from mcp_proto import (
     CallToolResult,
     Closed,
     Event,
-    Implementation,
-    Limits,
     ListChanged,
     LocalProtocolError,
 )
 from mcp_proto.host import (
-    DEFAULT_MAX_SERVERS,
-    DEFAULT_RESTART,
     HostConfig,
     HostCore,
     HostTool,
-    NamePolicy,
-    RestartPolicy,
     ServerEvent,
     ServerSpec,
     ServerStatus,
@@ -47,18 +41,14 @@ from mcp_proto.host import (
 
 from ._async_base import AsyncClientBase, Runtime, TaskHandle
 from ._config_files import save_config as _save_config
-from ._handlers import ProgressCallback, RootsSource
+from ._handlers import ProgressCallback
 from ._host_common import (
-    HostHandler,
-    HostNotificationCallback,
     HostOptions,
-    ServerEventCallback,
     client_arguments,
     failure,
-    load_source,
 )
 
-__all__ = ["AsyncHostBase", "host_connector"]
+__all__ = ["AsyncHostBase"]
 
 _H = TypeVar("_H", bound="AsyncHostBase")
 
@@ -508,37 +498,3 @@ class AsyncHostBase:
         ``path`` or the file it came from; returns the warnings.  Raises ``ValueError`` when
         there is no path, ``OSError`` when the file cannot be written (the old one stays)."""
         return _save_config(self.config, path)
-
-
-def host_connector(cls: type[_H]) -> Callable[..., _H]:
-    """``connect_config`` for the runtime whose Host class is ``cls``."""
-
-    def connect_config(source: object, *, dialect: str | None = None,
-                       env: Mapping[str, str] | None = None,
-                       inputs: Mapping[str, str] | None = None,
-                       names: NamePolicy | None = None,
-                       restart: RestartPolicy | None = DEFAULT_RESTART, timeout: float = 60.0,
-                       on_server_event: ServerEventCallback | None = None,
-                       on_sampling: HostHandler | None = None,
-                       on_elicitation: HostHandler | None = None,
-                       roots: RootsSource | None = None,
-                       on_notification: HostNotificationCallback | None = None,
-                       max_servers: int = DEFAULT_MAX_SERVERS,
-                       client_info: Implementation | None = None,
-                       limits: Limits | None = None) -> _H:
-        """A Host for every server of a config; use it in ``async with``.
-
-        Same parameters as :func:`mcp_proto_io.threads.connect_config`; handlers and
-        callbacks may be plain or async functions and take the server's name first.
-        Raises :class:`~mcp_proto.host.ConfigError` for a bad config (every problem at
-        once).
-        """
-        config = load_source(source, dialect=dialect, env=env, inputs=inputs)
-        options = HostOptions(names=names or NamePolicy(), restart=restart, timeout=timeout,
-                              max_servers=max_servers, on_server_event=on_server_event,
-                              on_sampling=on_sampling, on_elicitation=on_elicitation,
-                              roots=roots, on_notification=on_notification,
-                              client_info=client_info, limits=limits)
-        return cls(config, options)
-
-    return connect_config

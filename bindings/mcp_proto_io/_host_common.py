@@ -8,21 +8,31 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from mcp_proto import Event, Implementation, Limits, ServerExited
-from mcp_proto.host import HostConfig, NamePolicy, RestartPolicy, ServerEvent, ServerSpec
+from mcp_proto.host import (
+    DEFAULT_MAX_SERVERS,
+    DEFAULT_RESTART,
+    HostConfig,
+    NamePolicy,
+    RestartPolicy,
+    ServerEvent,
+    ServerSpec,
+)
 
 from ._config_files import load_config
 from ._handlers import RootsSource
 
 __all__ = [
+    "ConnectConfig",
     "HostHandler",
     "HostNotificationCallback",
     "HostOptions",
     "ServerEventCallback",
     "client_arguments",
     "failure",
+    "host_connector",
     "load_source",
 ]
 
@@ -32,6 +42,8 @@ returns the result object (or an awaitable of it, in the async bindings)."""
 HostNotificationCallback = Callable[[str, Event], Any]
 """Takes the server's name and the event (``ListChanged``, ``LogMessage``, ``Closed`` ...)."""
 ServerEventCallback = Callable[[ServerEvent], Any]
+_H = TypeVar("_H")
+_H_co = TypeVar("_H_co", covariant=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,3 +101,61 @@ def failure(exc: BaseException) -> tuple[str, str]:
     the clients' messages name no header or environment value) and the server's stderr."""
     tail = exc.stderr_tail if isinstance(exc, ServerExited) else ""
     return f"{type(exc).__name__}: {exc}", tail
+
+
+class ConnectConfig(Protocol[_H_co]):
+    """The type of each runtime's ``connect_config`` (so a type checker sees its
+    parameters; the implementation is :func:`host_connector`'s)."""
+
+    def __call__(self, source: object, *, dialect: str | None = None,
+                 env: Mapping[str, str] | None = None,
+                 inputs: Mapping[str, str] | None = None, names: NamePolicy | None = None,
+                 restart: RestartPolicy | None = DEFAULT_RESTART, timeout: float = 60.0,
+                 on_server_event: ServerEventCallback | None = None,
+                 on_sampling: HostHandler | None = None,
+                 on_elicitation: HostHandler | None = None, roots: RootsSource | None = None,
+                 on_notification: HostNotificationCallback | None = None,
+                 max_servers: int = DEFAULT_MAX_SERVERS,
+                 client_info: Implementation | None = None,
+                 limits: Limits | None = None) -> _H_co: ...
+
+
+def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfig[_H]:
+    """The ``connect_config`` of the runtime whose Host class is ``cls`` (one docstring
+    for all three)."""
+
+    def connect_config(source: object, *, dialect: str | None = None,
+                       env: Mapping[str, str] | None = None,
+                       inputs: Mapping[str, str] | None = None,
+                       names: NamePolicy | None = None,
+                       restart: RestartPolicy | None = DEFAULT_RESTART, timeout: float = 60.0,
+                       on_server_event: ServerEventCallback | None = None,
+                       on_sampling: HostHandler | None = None,
+                       on_elicitation: HostHandler | None = None,
+                       roots: RootsSource | None = None,
+                       on_notification: HostNotificationCallback | None = None,
+                       max_servers: int = DEFAULT_MAX_SERVERS,
+                       client_info: Implementation | None = None,
+                       limits: Limits | None = None) -> _H:
+        """A Host for every server of a config; use it in a ``with`` block (``async with``
+        on asyncio and trio).
+
+        ``source`` is a path, JSON text, a mapping or a :class:`~mcp_proto.host.HostConfig`
+        (``dialect``, ``env`` (default ``os.environ``) and ``inputs`` as for
+        :func:`mcp_proto.host.parse_config`).  ``names`` is the public naming policy,
+        ``restart`` the policy for servers that exit (None: never restart automatically),
+        ``timeout`` the default seconds of a handshake and of a call.  Handlers take the
+        server's name first: ``on_sampling(server, params)``, ``on_notification(server,
+        event)`` (plain or async functions on asyncio and trio); ``on_server_event
+        (ServerEvent)`` sees every change of state.  Raises
+        :class:`~mcp_proto.host.ConfigError` for a bad config (every problem at once).
+        """
+        config = load_source(source, dialect=dialect, env=env, inputs=inputs)
+        options = HostOptions(names=names or NamePolicy(), restart=restart, timeout=timeout,
+                              max_servers=max_servers, on_server_event=on_server_event,
+                              on_sampling=on_sampling, on_elicitation=on_elicitation,
+                              roots=roots, on_notification=on_notification,
+                              client_info=client_info, limits=limits)
+        return cls(config, options)
+
+    return connect_config

@@ -15,7 +15,7 @@ import os
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -23,19 +23,13 @@ from mcp_proto import (
     CallToolResult,
     Closed,
     Event,
-    Implementation,
-    Limits,
     ListChanged,
     LocalProtocolError,
 )
 from mcp_proto.host import (
-    DEFAULT_MAX_SERVERS,
-    DEFAULT_RESTART,
     HostConfig,
     HostCore,
     HostTool,
-    NamePolicy,
-    RestartPolicy,
     ServerSpec,
     ServerStatus,
     ServerUnavailable,
@@ -43,15 +37,12 @@ from mcp_proto.host import (
 )
 
 from ._config_files import save_config as _save_config
-from ._handlers import ProgressCallback, RootsSource
+from ._handlers import ProgressCallback
 from ._host_common import (
-    HostHandler,
-    HostNotificationCallback,
     HostOptions,
-    ServerEventCallback,
     client_arguments,
     failure,
-    load_source,
+    host_connector,
 )
 from .threads import _ClientBase, connect_http, connect_stdio
 
@@ -545,33 +536,4 @@ class Host:
         return _save_config(self.config, path)
 
 
-def connect_config(source: object, *, dialect: str | None = None,
-                   env: Mapping[str, str] | None = None,
-                   inputs: Mapping[str, str] | None = None, names: NamePolicy | None = None,
-                   restart: RestartPolicy | None = DEFAULT_RESTART, timeout: float = 60.0,
-                   on_server_event: ServerEventCallback | None = None,
-                   on_sampling: HostHandler | None = None,
-                   on_elicitation: HostHandler | None = None,
-                   roots: RootsSource | None = None,
-                   on_notification: HostNotificationCallback | None = None,
-                   max_servers: int = DEFAULT_MAX_SERVERS,
-                   client_info: Implementation | None = None,
-                   limits: Limits | None = None) -> Host:
-    """A :class:`Host` for every server of a config; use it in a ``with`` block.
-
-    ``source`` is a path, JSON text, a mapping or a :class:`~mcp_proto.host.HostConfig`
-    (``dialect``, ``env`` (default ``os.environ``) and ``inputs`` as for
-    :func:`mcp_proto.host.parse_config`).  ``names`` is the public naming policy,
-    ``restart`` the policy for servers that exit (None: never restart automatically),
-    ``timeout`` the default seconds of a handshake and of a call.  Handlers take the server's
-    name first: ``on_sampling(server, params)``, ``on_notification(server, event)``;
-    ``on_server_event(ServerEvent)`` sees every change of state.  Raises
-    :class:`~mcp_proto.host.ConfigError` for a bad config (every problem at once).
-    """
-    config = load_source(source, dialect=dialect, env=env, inputs=inputs)
-    options = HostOptions(names=names or NamePolicy(), restart=restart, timeout=timeout,
-                          max_servers=max_servers, on_server_event=on_server_event,
-                          on_sampling=on_sampling, on_elicitation=on_elicitation, roots=roots,
-                          on_notification=on_notification, client_info=client_info,
-                          limits=limits)
-    return Host(config, options)
+connect_config = host_connector(Host)

@@ -43,7 +43,8 @@ from ._async_base import (
     connector,
 )
 from ._handlers import ProgressCallback, StatusCallback
-from ._host_async import AsyncHostBase, host_connector
+from ._host_async import AsyncHostBase
+from ._host_common import host_connector
 from ._tuning import CONNECT_TIMEOUT, DELETE_TIMEOUT, MAX_IDLE_CONNECTIONS
 
 __all__ = ["Client", "Host", "HttpClient", "connect_config", "connect_http", "connect_stdio"]

@@ -46,7 +46,8 @@ from ._async_base import (
 )
 from ._fds import wait_fd
 from ._handlers import ProgressCallback, StatusCallback
-from ._host_async import AsyncHostBase, host_connector
+from ._host_async import AsyncHostBase
+from ._host_common import host_connector
 from ._tuning import BIG_READ_SIZE, CONNECT_TIMEOUT, DELETE_TIMEOUT, MAX_IDLE_CONNECTIONS, READ_SIZE
 
 __all__ = ["Client", "Host", "HttpClient", "connect_config", "connect_http", "connect_stdio"]
