@@ -19,7 +19,7 @@ import pytest
 from _bindings import BINDINGS, Binding, run
 from conftest import TESTS
 
-from mcp_proto import ListChanged, ServerExited
+from mcp_proto import ConnectionClosed, ListChanged, LocalProtocolError, ServerExited
 from mcp_proto.host import (
     ConfigError,
     HostConfig,
@@ -383,3 +383,102 @@ def test_save_config_round_trip_keeps_templates_and_unknown_keys(binding: str,
     assert list(data["mcpServers"]) == ["one", "two"]
     assert parse_config(text, path=str(path), env=env) == saved[0]
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+# -- found in review: each a regression test ------------------------------------------------
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_a_spec_the_client_refuses_fails_that_server_only(binding: str) -> None:
+    """A URL the client refuses (a bad port) makes that server ``failed`` with a redacted
+    message; the supervisor goes on and the other server runs.  A spec that cannot work at
+    all (no command, an ftp URL) is a ConfigError before anything starts."""
+    secret = "q-secret-4411"
+
+    async def scenario(b: Binding) -> None:
+        bad = ServerSpec(name="bad", transport="http",
+                         url=f"http://127.0.0.1:99999/mcp?key={secret}")
+        async with b.connect_config(config(bad, server("good"))) as host:
+            status = host.servers()
+            assert status["bad"].state == "failed"
+            error = status["bad"].error or ""
+            assert "bad URL" in error and "key=<redacted>" in error and secret not in error
+            assert status["good"].state == "running"
+            with pytest.raises(ConfigError) as info:
+                await host.add_server("ftp", ServerSpec(name="ftp", transport="http",
+                                                        url=f"ftp://h/?k={secret}"))
+            assert "http:// or https://" in str(info.value) and secret not in str(info.value)
+            assert "ftp" not in host.servers()
+            with pytest.raises(ConfigError):
+                await host.update_server("good", ServerSpec(name="good", command=()))
+            assert text(await host.call_tool("good__echo", {"text": "still"})) == "good:still"
+        with pytest.raises(ConfigError, match="needs a command"):
+            b.connect_config(config(ServerSpec(name="empty")))
+
+    run(binding, scenario)
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_list_changed_during_the_start_is_not_lost(binding: str) -> None:
+    """A server that changes its tools right after the first listing (while the host is
+    still finishing the start, and while update_server's new run is on trial): the host
+    lists it again and the new tool is public."""
+
+    async def scenario(b: Binding) -> None:
+        async with b.connect_config(config(server("s", "--announce-after-list"))) as host:
+            names = await b.poll(host.list_tools, lambda ts: "s__late" in [t.name for t in ts],
+                                 10)
+            assert "s__late" in [t.name for t in names]
+            await host.update_server("s", server("s", "--announce-after-list", "--tools",
+                                                 "echo"))
+            names = await b.poll(host.list_tools, lambda ts: "s__late" in [t.name for t in ts],
+                                 10)
+            assert sorted(t.name for t in names) == ["s__echo", "s__late"]
+
+    run(binding, scenario)
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_a_failing_relisting_is_not_retried_in_a_loop(binding: str, tmp_path: Path) -> None:
+    """After tools/list_changed, a server whose tools/list now fails keeps its last listing;
+    the host does not ask again until the next change."""
+    log = tmp_path / "calls.jsonl"
+
+    async def scenario(b: Binding) -> None:
+        async with b.connect_config(config(server("s", "--fail-relist", "--log",
+                                                  str(log)))) as host:
+            await host.call_tool("s__add_tool")  # sends list_changed; the relisting fails
+            await b.sleep(0.5)
+            assert [t.name for t in await host.list_tools()] == ["s__add_tool", "s__echo",
+                                                                 "s__whoami"]
+
+    run(binding, scenario)
+    listings = sum(1 for e in read_log(log) if e["method"] == "tools/list")
+    assert 2 <= listings <= 3, listings  # the start's, the failed one (and at most one more)
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_close_and_remove_during_an_update_leave_nothing_behind(binding: str) -> None:
+    """update_server's new run is still starting when the server is removed (the update
+    fails, nothing is left running) or when the host closes (the leak checks of the run
+    prove no process or thread stays)."""
+
+    async def scenario(b: Binding) -> None:
+        async with b.connect_config(config(server("s"), server("t"))) as host:
+            async with b.tasks() as tasks:
+                job = tasks.spawn(host.update_server, "s",
+                                  server("s", "--slow-start", "1.0"))
+                await b.sleep(0.3)
+                await host.remove_server("s")
+                await job.wait()
+            assert job.error is not None and "removed" in str(job.error)
+            assert "s" not in host.servers()
+            async with b.tasks() as tasks:
+                job = tasks.spawn(host.update_server, "t",
+                                  server("t", "--slow-start", "2.0"), name="update")
+                await b.sleep(0.3)
+                host.close()  # from another task (threads: from the loop's thread)
+                await job.wait()
+            assert isinstance(job.error, ConnectionClosed | LocalProtocolError), job.error
+
+    run(binding, scenario)

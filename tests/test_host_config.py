@@ -7,6 +7,7 @@ a HostConfig out, with every problem in one error).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from mcp_proto.host._config import (
     env_file_paths,
     parse_config,
 )
+from mcp_proto.host._dump import dump_config
 from mcp_proto.host._expand import Expander, dotenv_entries, parse_dotenv, tokenize
 from mcp_proto.host._restart import RestartPolicy
 from mcp_proto.host._spec import ConfigError, ConfigProblem, ServerSpec
@@ -721,3 +723,40 @@ def test_secrets_never_appear_in_warnings_or_reprs() -> None:
     assert all(s not in w for w in c.warnings)
     assert s not in repr(c) and s not in str(c)
     assert all(s not in repr(spec) for spec in c.servers.values())
+
+
+# -- found in review -------------------------------------------------------------------------
+
+
+def test_gemini_bare_dollar_that_is_not_set_stays_as_written() -> None:
+    """Gemini CLI leaves an unresolved ``$NAME`` as it is; a literal ``$`` is common (a
+    password, a jq filter), so it is no error, and no message names its "variable" (the tail
+    of a secret).  Set, it expands; ``${NAME}`` unset is still an error."""
+    text = json.dumps({"mcpServers": {"s": {
+        "command": "srv", "args": ["--filter", ".items[] | $name"],
+        "env": {"DB_PASSWORD": "hunter$S3cretTail", "HOME_DIR": "$HOME"}}}})
+    config = parse_config(text, dialect="gemini", env={"HOME": "/home/u"})
+    spec = config.servers["s"]
+    assert spec.command == ("srv", "--filter", ".items[] | $name")
+    assert spec.env == {"DB_PASSWORD": "hunter$S3cretTail", "HOME_DIR": "/home/u"}
+    with pytest.raises(ConfigError) as info:
+        parse_config(json.dumps({"mcpServers": {"s": {"command": "srv",
+                                                       "env": {"K": "${MISSING}"}}}}),
+                     dialect="gemini", env={})
+    assert "MISSING" in str(info.value) and "S3cret" not in str(info.value)
+
+
+def test_a_generic_url_ending_in_sse_is_the_sse_transport() -> None:
+    """fastmcp's rule (host-notes 3.2), for plain mcpServers files only; an explicit type
+    wins, and dialects with their own keys are not guessed at."""
+    text = json.dumps({"mcpServers": {"old": {"url": "https://h.example/sse"},
+                                      "new": {"url": "https://h.example/mcp"},
+                                      "typed": {"url": "https://h.example/sse",
+                                                "type": "http"}}})
+    config = parse_config(text, dialect="generic")
+    assert {n: s.transport for n, s in config.servers.items()} == {
+        "old": "sse", "new": "http", "typed": "http"}
+    assert any("SSE" in w for w in config.warnings)
+    assert parse_config(text, dialect="claude-code").servers["old"].transport == "http"
+    again = parse_config(dump_config(config), dialect="generic")
+    assert again == config

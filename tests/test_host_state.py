@@ -3,6 +3,8 @@ hypothesis state machine that drives it with any sequence of reports a binding c
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 from typing import Any
 
@@ -23,6 +25,10 @@ from mcp_proto.host import (
     ServerSpec,
     ServerUnavailable,
     UnknownTool,
+    check_spec,
+    dump_config,
+    parse_config,
+    redact_url,
 )
 
 PORTABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,62}$")
@@ -290,3 +296,83 @@ class HostMachine(RuleBasedStateMachine):
 
 TestHostMachine = HostMachine.TestCase
 TestHostMachine.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)
+
+
+# -- found in review ----------------------------------------------------------------------------
+
+
+def test_incarnations_never_repeat_across_remove_and_add() -> None:
+    c = core(spec("s"))
+    first = c.begin_start("s", 0.0)
+    c.remove("s")
+    c.add(spec("s"), 1.0)
+    second = c.begin_start("s", 1.0)
+    assert second != first
+    c.exited("s", first, 2.0, "the removed run's late exit")
+    assert c.state("s") == "starting"
+
+
+def test_the_last_listing_stays_while_a_server_restarts() -> None:
+    c = core(spec("s"))
+    i = run(c, "s", 0.0, "echo")
+    c.exited("s", i, 1.0, "gone")
+    assert c.state("s") == "backoff" and [t.name for t in c.tools()] == ["s__echo"]
+    c.begin_start("s", 2.0)
+    assert c.state("s") == "starting" and [t.name for t in c.tools()] == ["s__echo"]
+
+
+def test_list_changed_while_starting_is_listed_once_running() -> None:
+    c = core(spec("s"))
+    i = c.begin_start("s", 0.0)
+    c.tools_changed("s", i)
+    assert c.stale() == [] and not c.has_stale
+    c.start_succeeded("s", i, 0.1, tools("a"))
+    assert c.stale() == [("s", i)] and c.has_stale
+    c.listing_failed("s", i)
+    assert c.stale() == [] and [t.name for t in c.tools()] == ["s__a"]
+
+
+def test_a_call_that_waited_is_not_sent_at_its_deadline() -> None:
+    c = core(spec("s"))
+    i = c.begin_start("s", 0.0)
+    c.start_succeeded("s", i, 0.0, tools("a"))
+    assert c.route("s__a", now=0.0, timeout=1.0).wait_until is None
+    with pytest.raises(ServerUnavailable, match="too close to the call's deadline"):
+        c.route("s__a", now=0.98, deadline=1.0)  # it waited: 20 ms left is too little
+    assert c.route("s__a", now=0.9, deadline=1.0).deadline == 1.0
+
+
+def test_specs_built_in_code_are_checked() -> None:
+    problems = check_spec(ServerSpec(name="x", transport="http", url="ftp://h/x"))
+    assert [p.field for p in problems] == ["url"]
+    assert check_spec(ServerSpec(name="x", transport="sse", url="https://u:p@h/")) != []
+    assert check_spec(ServerSpec(name="x", command=(" ",))) != []
+    assert check_spec(ServerSpec(name="x", command=("a",), timeout=-1)) != []
+    assert check_spec(ServerSpec(name="x", command=("a",), timeout=5)) == []
+    with pytest.raises(ConfigError, match="needs a command"):
+        core(ServerSpec(name="x"))
+    c = core(spec("s"))
+    with pytest.raises(ConfigError):
+        c.replace(ServerSpec(name="s", transport="http"), 0.0)
+
+
+def test_an_edited_spec_forgets_the_templates_of_what_changed() -> None:
+    text = ('{"mcpServers": {"s": {"command": "old-server", "args": ["--token", "${T}"], '
+            '"env": {"K": "${T}", "KEEP": "${U}"}}}}')
+    config = parse_config(text, dialect="claude-code", env={"T": "tv", "U": "uv"})
+    old = config.servers["s"]
+    new = old.edited(command=("new-server",), env={"K": "literal", "KEEP": "uv"})
+    dumped = json.loads(dump_config(HostConfig(servers={"s": new}, dialect="claude-code")))
+    assert dumped["mcpServers"]["s"]["command"] == "new-server"
+    assert dumped["mcpServers"]["s"]["env"] == {"K": "literal", "KEEP": "${U}"}
+    # the core does the same for a dataclasses.replace copy given to replace()
+    c = HostCore(config, restart=POLICY)
+    c.replace(dataclasses.replace(old, env={"K": "x", "KEEP": "uv"}), 0.0)
+    assert c.config.servers["s"].templates["env"] == {"KEEP": "${U}"}
+    assert c.config.servers["s"].templates["command"] == old.templates["command"]
+
+
+def test_urls_are_redacted_in_reprs_and_messages() -> None:
+    s = ServerSpec(name="w", transport="http", url="https://h/mcp?api_key=LITERAL9&x=1")
+    assert "LITERAL9" not in repr(s) and "api_key=<redacted>" in repr(s)
+    assert redact_url("see http://user:pw@h/p?a=1#f") == "see http://<redacted>@h/p?a=<redacted>#f"

@@ -31,6 +31,7 @@ from mcp_proto.host import (
     ServerSpec,
     ServerStatus,
     dump_config_with_warnings,
+    redact_url,
 )
 
 from ._config_files import LOCATION_NAMES, load_config, resolve_location, save_config
@@ -109,7 +110,7 @@ def _shown(spec: ServerSpec) -> str:
         command = spec.templates.get("command", spec.command)
         argv = command if isinstance(command, list | tuple) else [command]
         return " ".join(shlex.quote(str(a)) for a in argv)
-    return str(spec.templates.get("url", spec.url))
+    return redact_url(str(spec.templates.get("url", spec.url)))  # a key may be in the query
 
 
 def _failed(status: Mapping[str, ServerStatus], asked: list[str]) -> list[str]:

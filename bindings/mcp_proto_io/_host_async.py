@@ -29,6 +29,7 @@ from mcp_proto import (
     LocalProtocolError,
 )
 from mcp_proto.host import (
+    ConfigError,
     HostConfig,
     HostCore,
     HostTool,
@@ -37,13 +38,17 @@ from mcp_proto.host import (
     ServerStatus,
     ServerUnavailable,
     UnknownTool,
+    check_spec,
 )
 
 from ._async_base import AsyncClientBase, Runtime, TaskHandle
 from ._config_files import save_config as _save_config
 from ._handlers import ProgressCallback
 from ._host_common import (
+    REROUTE_PAUSE,
+    TRIAL,
     HostOptions,
+    Run,
     client_arguments,
     failure,
 )
@@ -51,17 +56,7 @@ from ._host_common import (
 __all__ = ["AsyncHostBase"]
 
 _H = TypeVar("_H", bound="AsyncHostBase")
-
-
-class _Run:
-    """One run of one server: its client and the core's incarnation number for it."""
-
-    __slots__ = ("client", "incarnation", "name")
-
-    def __init__(self, name: str, incarnation: int = -1) -> None:
-        self.name = name
-        self.incarnation = incarnation
-        self.client: AsyncClientBase | None = None
+_Run = Run[AsyncClientBase]
 
 
 class AsyncHostBase:
@@ -87,6 +82,7 @@ class AsyncHostBase:
         self._runs: dict[str, _Run] = {}
         self._listing: set[str] = set()
         self._closing: list[AsyncClientBase] = []
+        self._trials: set[AsyncClientBase] = set()  # update_server's new runs, not swapped in
         self._tasks: set[TaskHandle] = set()
         self._changed: Any = None  # an event set (and replaced) at every change
         self._token: Any = None
@@ -174,7 +170,9 @@ class AsyncHostBase:
         self._closed = True
         clients = [r.client for r in self._runs.values() if r.client is not None]
         clients += self._closing
+        clients += self._trials
         self._runs.clear()
+        self._trials.clear()
         self._closing = clients
         for client in clients:
             client.close()
@@ -215,18 +213,21 @@ class AsyncHostBase:
 
     async def _supervise(self) -> None:
         while not self._closed:
-            self._start_due()
-            self._list_stale()
-            closing, self._closing = self._closing, []
-            for client in closing:
-                await client.aclose()
-            self._dispatch()
-            if self._closed:
-                return
-            if not self._closing:
+            try:
+                self._start_due()
+                self._list_stale()
+                closing, self._closing = self._closing, []
+                for client in closing:  # each in its own task: never in the way
+                    self._spawn("mcp-proto-host-stop", client.aclose)
+                self._dispatch()
+                if self._closed:
+                    return
                 deadline = self._core.next_deadline()
                 await self._wait_change(None if deadline is None
                                         else max(0.0, deadline - self._clock()))
+            except Exception:  # one bad turn must not end the supervision of every server
+                traceback.print_exc()  # (cancellation is a BaseException: it still ends it)
+                await self._rt.sleep(REROUTE_PAUSE)
 
     def _start_due(self) -> None:
         now = self._clock()
@@ -234,8 +235,13 @@ class AsyncHostBase:
             old = self._stop_run(name)
             if old is not None:
                 self._closing.append(old)
-            run = _Run(name, self._core.begin_start(name, now))
-            run.client = client = self._new_client(self._core.spec(name), run)
+            run: _Run = Run(name, self._core.begin_start(name, now))
+            try:
+                run.client = client = self._new_client(self._core.spec(name), run)
+            except Exception as exc:  # a spec its client refuses: a failed start
+                error, tail = failure(exc)
+                self._core.exited(name, run.incarnation, now, error, tail)
+                continue
             self._runs[name] = run
             incarnation = run.incarnation
             self._spawn(f"mcp-proto-host-start-{name}",
@@ -282,12 +288,18 @@ class AsyncHostBase:
 
     def _on_event(self, run: _Run, event: Event) -> Any:
         if isinstance(event, ListChanged) and event.kind == "tools":
-            self._core.tools_changed(run.name, run.incarnation)
+            if run.incarnation == TRIAL:
+                run.changed = True
+            else:
+                self._core.tools_changed(run.name, run.incarnation)
             self._notify()
         elif isinstance(event, Closed) and event.error is not None:
-            error, tail = failure(event.error)
-            self._core.exited(run.name, run.incarnation, self._clock(), error, tail)
-            self._retire(run.name, run.incarnation)
+            if run.incarnation == TRIAL:
+                run.ended = event.error
+            else:
+                error, tail = failure(event.error)
+                self._core.exited(run.name, run.incarnation, self._clock(), error, tail)
+                self._retire(run.name, run.incarnation)
         self._dispatch()
         callback = self._options.on_notification
         return None if callback is None else callback(run.name, event)
@@ -308,8 +320,9 @@ class AsyncHostBase:
                 return
             try:
                 tools = await run.client.list_tools(timeout=timeout)
-            except Exception:
-                return  # a dead server reports itself through Closed
+            except Exception:  # keep the last listing (a dead server reports its exit)
+                self._core.listing_failed(name, incarnation)
+                return
             self._core.tools_listed(name, incarnation, tools)
         finally:
             self._listing.discard(name)
@@ -372,13 +385,12 @@ class AsyncHostBase:
                 await self._wait_listings(timeout)
                 continue
             deadline = route.deadline
-            if route.wait_until is not None:
-                await self._wait_change(max(0.0, route.wait_until - now))
-                continue
             run = self._runs.get(route.server)
             client = None if run is None else run.client
-            if client is None or run is None or run.incarnation != route.incarnation:
-                await self._wait_change(0.01)  # the run is being replaced: route again
+            if route.wait_until is not None or client is None or run is None \
+                    or run.incarnation != route.incarnation:
+                # starting, in backoff, or being replaced: woken by any change
+                await self._wait_change(max(REROUTE_PAUSE, (route.wait_until or now) - now))
                 continue
             return await client.call_tool(route.tool, arguments,
                                           timeout=max(0.0, route.deadline - now),
@@ -435,23 +447,33 @@ class AsyncHostBase:
         to start, the old spec and its run stay as they were and the start's error is
         raised.  A disabled spec just replaces the old one."""
         spec = replace(spec, name=name)
+        problems = check_spec(spec)
+        if problems:
+            raise ConfigError(problems)
         self._check_open()
-        self._core.spec(name)  # LocalProtocolError for an unknown name
+        before = self._core.spec(name)  # LocalProtocolError for an unknown name
         if not spec.enabled:
             old = self._stop_run(name)
             self._core.replace(spec, self._clock())
             return await self._after_change(name, old, False)
-        trial_run = _Run(name)  # no incarnation until it takes the old run's place
-        trial = self._new_client(spec, trial_run)
+        trial_run: _Run = Run(name)  # no incarnation until it takes the old run's place
+        trial = self._new_client(spec, trial_run)  # LocalProtocolError for a bad URL
+        self._trials.add(trial)
         try:
             await trial.connect()
             tools = await trial.list_tools(timeout=spec.startup_timeout)
+            if trial_run.ended is not None:  # it died between its answer and now
+                raise trial_run.ended
+            if self._closed or trial not in self._trials:
+                raise LocalProtocolError("the host closed while the new spec started")
+            if name not in self._core.names() or self._core.spec(name) is not before:
+                raise LocalProtocolError(f"server {name!r} was removed, disabled or updated "
+                                         "while the new spec started")
         except BaseException:
+            self._trials.discard(trial)
             await trial.aclose()
             raise
-        if self._closed:
-            await trial.aclose()
-            raise LocalProtocolError("the host closed while the new spec started")
+        self._trials.discard(trial)
         old = self._stop_run(name)
         now = self._clock()
         self._core.replace(spec, now)
@@ -459,6 +481,8 @@ class AsyncHostBase:
         trial_run.client = trial
         self._runs[name] = trial_run
         self._core.start_succeeded(name, trial_run.incarnation, now, tools)
+        if trial_run.changed:
+            self._core.tools_changed(name, trial_run.incarnation)
         self._notify()
         return await self._after_change(name, old, False)
 

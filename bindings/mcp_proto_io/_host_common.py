@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from mcp_proto import Event, Implementation, Limits, ServerExited
 from mcp_proto.host import (
@@ -19,16 +19,20 @@ from mcp_proto.host import (
     RestartPolicy,
     ServerEvent,
     ServerSpec,
+    redact_url,
 )
 
 from ._config_files import load_config
 from ._handlers import RootsSource
 
 __all__ = [
+    "REROUTE_PAUSE",
+    "TRIAL",
     "ConnectConfig",
     "HostHandler",
     "HostNotificationCallback",
     "HostOptions",
+    "Run",
     "ServerEventCallback",
     "client_arguments",
     "failure",
@@ -43,6 +47,30 @@ HostNotificationCallback = Callable[[str, Event], Any]
 """Takes the server's name and the event (``ListChanged``, ``LogMessage``, ``Closed`` ...)."""
 ServerEventCallback = Callable[[ServerEvent], Any]
 _H = TypeVar("_H")
+_C = TypeVar("_C")
+
+#: The incarnation of a run the core does not know yet (update_server's trial).
+TRIAL = -1
+
+#: Seconds a caller or the supervisor waits at least before looking again (a start due now
+#: but not begun, a turn that failed): never a busy loop.
+REROUTE_PAUSE = 0.01
+
+
+class Run(Generic[_C]):
+    """One run of one server: its client and the core's incarnation number for it (what the
+    client reports is about this run only, however late it arrives)."""
+
+    __slots__ = ("changed", "client", "ended", "incarnation", "name")
+
+    def __init__(self, name: str, incarnation: int = TRIAL) -> None:
+        self.name = name
+        self.incarnation = incarnation
+        self.client: _C | None = None
+        # what a trial run (update_server, before it takes the old run's place) reported:
+        # the core knows nothing of it yet, so it is kept here and replayed at the swap
+        self.changed = False
+        self.ended: BaseException | None = None
 _H_co = TypeVar("_H_co", covariant=True)
 
 
@@ -97,10 +125,11 @@ def client_arguments(spec: ServerSpec, options: HostOptions,
 
 
 def failure(exc: BaseException) -> tuple[str, str]:
-    """``(error, stderr_tail)`` for a status: the error's type and message (never a secret:
-    the clients' messages name no header or environment value) and the server's stderr."""
+    """``(error, stderr_tail)`` for a status: the error's type and message, with URL query
+    values and user-info redacted (the clients' messages name no header or environment
+    value, but a URL may carry a key), and the server's stderr."""
     tail = exc.stderr_tail if isinstance(exc, ServerExited) else ""
-    return f"{type(exc).__name__}: {exc}", tail
+    return redact_url(f"{type(exc).__name__}: {exc}"), tail
 
 
 class ConnectConfig(Protocol[_H_co]):

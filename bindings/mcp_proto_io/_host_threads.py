@@ -27,6 +27,7 @@ from mcp_proto import (
     LocalProtocolError,
 )
 from mcp_proto.host import (
+    ConfigError,
     HostConfig,
     HostCore,
     HostTool,
@@ -34,12 +35,16 @@ from mcp_proto.host import (
     ServerStatus,
     ServerUnavailable,
     UnknownTool,
+    check_spec,
 )
 
 from ._config_files import save_config as _save_config
 from ._handlers import ProgressCallback
 from ._host_common import (
+    REROUTE_PAUSE,
+    TRIAL,
     HostOptions,
+    Run,
     client_arguments,
     failure,
     host_connector,
@@ -48,21 +53,11 @@ from .threads import _ClientBase, connect_http, connect_stdio
 
 __all__ = ["Host", "connect_config"]
 
+_Run = Run[_ClientBase]
+
 #: Seconds ``close()`` waits for a start or listing thread that is still in a handshake (its
 #: client was closed, so it ends at once; the bound only guards against a stuck callback).
 THREAD_JOIN = 10.0
-
-
-class _Run:
-    """One run of one server: its client and the core's incarnation number for it (what the
-    client reports is about this run only, however late it arrives)."""
-
-    __slots__ = ("client", "incarnation", "name")
-
-    def __init__(self, name: str, incarnation: int = -1) -> None:
-        self.name = name
-        self.incarnation = incarnation
-        self.client: _ClientBase | None = None
 
 
 class Host:
@@ -84,9 +79,12 @@ class Host:
         # ``with self._lock`` on the hot path (a C-level RLock); ``self._cond`` waits on it
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
+        # held while events are delivered (re-entrant: the callback may edit the host)
+        self._dispatching = threading.RLock()
         self._runs: dict[str, _Run] = {}
         self._listing: set[str] = set()  # servers whose tools a thread is listing now
         self._closing: list[_ClientBase] = []  # clients of ended runs, closed by the monitor
+        self._trials: set[_ClientBase] = set()  # update_server's new runs, not swapped in yet
         self._threads: set[threading.Thread] = set()
         self._monitor: threading.Thread | None = None
         self._closed = False
@@ -117,7 +115,9 @@ class Host:
             self._closed = True
             clients = [r.client for r in self._runs.values() if r.client is not None]
             clients += self._closing
+            clients += self._trials
             self._closing = []
+            self._trials.clear()
             self._runs.clear()
             self._cond.notify_all()
         stoppers = [threading.Thread(target=c.close, name="mcp-proto-host-stop", daemon=True)
@@ -136,7 +136,11 @@ class Host:
             t.join(THREAD_JOIN)
 
     def __enter__(self) -> Host:
-        return self.open()
+        try:
+            return self.open()
+        except BaseException:  # Ctrl-C during a slow start, or a bug: stop what started
+            self.close()
+            raise
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -144,23 +148,24 @@ class Host:
     # -- the supervisor ---------------------------------------------------------------------
 
     def _supervise(self) -> None:
-        try:
-            while True:
+        while True:
+            try:
                 with self._cond:
                     if self._closed:
                         return
                     self._start_due()
                     self._list_stale()
-                    closing, self._closing = self._closing, []
-                    if not closing:
-                        deadline = self._core.next_deadline()
-                        wait = None if deadline is None else max(0.0, deadline - self._clock())
-                        self._cond.wait(wait)
-                for client in closing:
-                    client.close()
+                    for client in self._closing:  # each on its own thread: never in the way
+                        self._spawn("mcp-proto-host-stop", client.close)
+                    self._closing = []
+                    deadline = self._core.next_deadline()
+                    wait = None if deadline is None else max(0.0, deadline - self._clock())
+                    self._cond.wait(wait)
                 self._dispatch()
-        except Exception:  # the supervisor must not die silently
-            traceback.print_exc()
+            except Exception:  # one bad turn must not end the supervision of every server
+                traceback.print_exc()
+                with self._cond:
+                    self._cond.wait(REROUTE_PAUSE)
 
     def _spawn(self, name: str, target: Callable[[], None]) -> None:
         def run() -> None:
@@ -185,11 +190,18 @@ class Host:
             self._begin(name, now)
 
     def _begin(self, name: str, now: float) -> None:
+        """Start a run of ``name`` (lock held): its client, then a thread for the handshake.
+        A spec its client refuses (a bad URL) ends the run at once, as a failed start."""
         old = self._stop_run(name)
         if old is not None:
             self._closing.append(old)
-        run = _Run(name, self._core.begin_start(name, now))
-        run.client = client = self._new_client(self._core.spec(name), run)
+        run: _Run = Run(name, self._core.begin_start(name, now))
+        try:
+            run.client = client = self._new_client(self._core.spec(name), run)
+        except Exception as exc:
+            error, tail = failure(exc)
+            self._core.exited(name, run.incarnation, now, error, tail)
+            return
         self._runs[name] = run
         incarnation = run.incarnation
         self._spawn(f"mcp-proto-host-start-{name}",
@@ -234,16 +246,21 @@ class Host:
                 self._closing.append(client)
 
     def _on_event(self, run: _Run, event: Event) -> None:
-        incarnation = run.incarnation
         if isinstance(event, ListChanged) and event.kind == "tools":
             with self._cond:
-                self._core.tools_changed(run.name, incarnation)
+                if run.incarnation == TRIAL:
+                    run.changed = True
+                else:
+                    self._core.tools_changed(run.name, run.incarnation)
                 self._cond.notify_all()
         elif isinstance(event, Closed) and event.error is not None:
             error, tail = failure(event.error)
             with self._cond:
-                self._core.exited(run.name, incarnation, self._clock(), error, tail)
-                self._retire(run.name, incarnation)
+                if run.incarnation == TRIAL:
+                    run.ended = event.error
+                else:
+                    self._core.exited(run.name, run.incarnation, self._clock(), error, tail)
+                    self._retire(run.name, run.incarnation)
                 self._cond.notify_all()
         callback = self._options.on_notification
         if callback is not None:
@@ -269,7 +286,9 @@ class Host:
             try:
                 tools = client.list_tools(timeout=timeout)
             except Exception:
-                return  # a dead server reports itself through Closed
+                with self._cond:  # keep the last listing (a dead server reports its exit)
+                    self._core.listing_failed(name, incarnation)
+                return
             with self._cond:
                 self._core.tools_listed(name, incarnation, tools)
         finally:
@@ -278,17 +297,20 @@ class Host:
                 self._cond.notify_all()
 
     def _dispatch(self) -> None:
-        """Give the host's callback the state changes (never with the lock held)."""
+        """Give the host's callback the state changes, in order (never with the host's lock
+        held: the callback may call the host).  Whichever thread drains the events also
+        delivers them, under the dispatch lock, so no later event overtakes an earlier one."""
         callback = self._options.on_server_event
-        with self._cond:
-            events = self._core.drain_events()
-        if callback is None:
-            return
-        for event in events:
-            try:
-                callback(event)
-            except Exception:  # a host callback must not kill the supervisor
-                traceback.print_exc()
+        with self._dispatching:
+            with self._lock:
+                events = self._core.drain_events()
+            if callback is None:
+                return
+            for event in events:
+                try:
+                    callback(event)
+                except Exception:  # a host callback must not kill the supervisor
+                    traceback.print_exc()
 
     def _settle(self, name: str | None, until: float | None = None) -> None:
         """Wait (lock held) until ``name`` (or every server) is no longer starting."""
@@ -378,7 +400,7 @@ class Host:
                 if route.wait_until is not None or client is None \
                         or run is None or run.incarnation != route.incarnation:
                     # starting, in backoff, or being replaced: woken by any change
-                    self._cond.wait(max(0.0, (route.wait_until or now + 0.01) - now))
+                    self._cond.wait(max(REROUTE_PAUSE, (route.wait_until or now) - now))
                     continue
             return client.call_tool(route.tool, arguments, timeout=max(0.0, route.deadline - now),
                                     on_progress=on_progress)
@@ -436,44 +458,56 @@ class Host:
         is ready does it take the old one's place (the old run is then stopped).  If it fails
         to start, the old spec and its run stay as they were and the start's error is raised
         (:class:`~mcp_proto.ServerExited`, :class:`~mcp_proto.ConnectionClosed`,
-        :class:`~mcp_proto.RequestTimeout` ...).  A disabled spec just replaces the old one."""
+        :class:`~mcp_proto.RequestTimeout` ...); :class:`~mcp_proto.host.ConfigError` for an
+        unusable spec.  A disabled spec just replaces the old one."""
         spec = replace(spec, name=name)
+        problems = check_spec(spec)
+        if problems:
+            raise ConfigError(problems)
         with self._cond:
             self._check_open()
-            self._core.spec(name)  # LocalProtocolError for an unknown name
+            before = self._core.spec(name)  # LocalProtocolError for an unknown name
             if not spec.enabled:
                 old = self._stop_run(name)
                 self._core.replace(spec, self._clock())
                 status = self._status(name)
-            else:
-                old = None
-                status = None
-        if status is not None:
+        if not spec.enabled:
             if old is not None:
                 old.close()
             self._dispatch()
             return status
-        trial_run = _Run(name)  # no incarnation until it takes the old run's place
-        trial = self._new_client(spec, trial_run)
+        trial_run: _Run = Run(name)  # no incarnation until it takes the old run's place
+        with self._cond:
+            trial = self._new_client(spec, trial_run)  # LocalProtocolError for a bad URL
+            self._trials.add(trial)
         try:
             trial.connect()
             tools = trial.list_tools(timeout=spec.startup_timeout)
+            with self._cond:
+                if trial_run.ended is not None:  # it died between its answer and now
+                    raise trial_run.ended
+                if self._closed or trial not in self._trials:
+                    raise LocalProtocolError("the host closed while the new spec started")
+                if name not in self._core.names() or self._core.spec(name) is not before:
+                    raise LocalProtocolError(f"server {name!r} was removed, disabled or "
+                                             "updated while the new spec started")
+                self._trials.discard(trial)
+                old = self._stop_run(name)
+                now = self._clock()
+                self._core.replace(spec, now)
+                trial_run.incarnation = self._core.begin_start(name, now)
+                trial_run.client = trial
+                self._runs[name] = trial_run
+                self._core.start_succeeded(name, trial_run.incarnation, now, tools)
+                if trial_run.changed:
+                    self._core.tools_changed(name, trial_run.incarnation)
+                self._cond.notify_all()
+                status = self._status(name)
         except BaseException:
+            with self._cond:
+                self._trials.discard(trial)
             trial.close()
             raise
-        with self._cond:
-            if self._closed:
-                trial.close()
-                raise LocalProtocolError("the host closed while the new spec started")
-            old = self._stop_run(name)
-            now = self._clock()
-            self._core.replace(spec, now)
-            trial_run.incarnation = self._core.begin_start(name, now)
-            trial_run.client = trial
-            self._runs[name] = trial_run
-            self._core.start_succeeded(name, trial_run.incarnation, now, tools)
-            self._cond.notify_all()
-            status = self._status(name)
         if old is not None:
             old.close()
         self._dispatch()

@@ -25,9 +25,12 @@ from ._spec import (
     HostConfig,
     ServerSpec,
     Transport,
+    check_spec,
+    redact_url,
 )
 from ._state import (
     DEFAULT_MAX_SERVERS,
+    MIN_SEND_WINDOW,
     SERVER_STATES,
     TRANSITIONS,
     HostCore,
@@ -41,6 +44,7 @@ from ._state import (
 __all__ = [
     "DEFAULT_MAX_SERVERS",
     "DEFAULT_RESTART",
+    "MIN_SEND_WINDOW",
     "DIALECTS",
     "LOCATION_NAMES",
     "SERVER_STATES",
@@ -66,11 +70,13 @@ __all__ = [
     "ToolNames",
     "UnknownTool",
     "assign_names",
+    "check_spec",
     "detect_dialect",
     "dump_config",
     "dump_config_with_warnings",
     "env_file_paths",
     "parse_config",
     "parse_dotenv",
+    "redact_url",
     "standard_location",
 ]

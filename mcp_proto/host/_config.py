@@ -78,6 +78,9 @@ __all__ = [
     "parse_config",
 ]
 
+#: A URL path a generic file means as SSE (fastmcp's inference): ``.../sse`` or ``.../sse/``.
+_SSE_PATH = re.compile(r"/sse/?$")
+
 #: 16 MiB of config text, the core's message bound: real configs are a few KiB; a bigger
 #: input is a mistake (a log or a dump given as the config), refused before parsing.
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
@@ -802,6 +805,13 @@ def _transport(e: _Entry) -> Transport | None:
         if why:
             e.problem(e.url_key, why)
             return None
+    if e.type is None and e.ctx.dialect == "generic" and e.url is not None \
+            and _SSE_PATH.search(urlsplit(e.url.value).path):
+        # fastmcp's rule for a plain mcpServers file (host-notes 3.2): a URL path ending in
+        # /sse is the 2024-11-05 HTTP+SSE transport
+        e.warn(e.url_key, "a URL path ending in /sse is taken as the SSE transport; give "
+                          "\"type\": \"http\" if it is Streamable HTTP")
+        return "sse"
     return e.type or e.url_transport
 
 

@@ -248,6 +248,12 @@ class Expander:
                 out.append(part)
                 continue
             value = self.lookup(part)
+            if value is None and not part.text.startswith("${"):
+                # Gemini's bare $NAME: unresolved, it stays as written (as Gemini CLI does).
+                # A literal "$" is common (a jq filter, a password), so it is neither an
+                # error nor named in one: the "name" may be the tail of a secret.
+                out.append(part.text)
+                continue
             if value is None:
                 if self.on_missing == "error":
                     problems.append(ConfigProblem(server, field, self.missing_message(part)))

@@ -9,7 +9,8 @@ warning shows them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .._errors import MCPError
@@ -17,6 +18,9 @@ from ._restart import RestartPolicy
 
 __all__ = [
     "DIALECTS",
+    "check_spec",
+    "forget_changed_templates",
+    "redact_url",
     "TRANSPORTS",
     "ConfigError",
     "ConfigProblem",
@@ -81,7 +85,7 @@ class ServerSpec:
             command = self.templates.get("command", list(self.command))
             parts.append(f"command={command!r}")
         if self.url is not None:
-            parts.append(f"url={self.templates.get('url', self.url)!r}")
+            parts.append(f"url={redact_url(str(self.templates.get('url', self.url)))!r}")
         if self.env:
             parts.append("env={" + ", ".join(f"{k!r}: {_REDACTED!r}" for k in self.env) + "}")
         if self.headers:
@@ -94,6 +98,12 @@ class ServerSpec:
         return "ServerSpec(" + ", ".join(parts) + ")"
 
     __str__ = __repr__
+
+    def edited(self, **changes: Any) -> ServerSpec:
+        """A copy with ``changes`` (field=value), forgetting the templates of the fields
+        whose value changes, so writing the config back writes the new value, not the old
+        template.  ``TypeError`` for an unknown field."""
+        return forget_changed_templates(self, replace(self, **changes))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,3 +154,92 @@ class ConfigError(MCPError, ValueError):
         n = len(self.problems)
         lines = "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(f"{head}{n} problem{'s' if n != 1 else ''} in the MCP config:\n{lines}")
+
+
+#: A query string's values: ``?api_key=...`` is how many hosted servers take a key.
+_QUERY_VALUE = re.compile(r"([?&][^=&#\s]*=)[^&#\s'\"]*")
+_USERINFO = re.compile(r"(://)[^/@\s'\"]*@")
+
+
+def redact_url(text: str) -> str:
+    """``text`` with every URL query value and user-info replaced by ``<redacted>``
+    (``https://h/mcp?api_key=<redacted>``), for messages, statuses and listings."""
+    return _USERINFO.sub(r"\1<redacted>@", _QUERY_VALUE.sub(r"\1<redacted>", text))
+
+
+def check_spec(spec: ServerSpec) -> list[ConfigProblem]:
+    """What makes ``spec`` unusable by a host (a spec built in code, not parsed): an
+    unknown transport, a stdio server without a command, a remote one without an http(s)
+    URL or with credentials in it.  Empty when it is fine."""
+    problems: list[ConfigProblem] = []
+    name = spec.name
+
+    def bad(where: str, message: str) -> None:
+        problems.append(ConfigProblem(name, where, message))
+
+    if not isinstance(name, str) or not name:
+        bad("name", "must be a non-empty string")
+    if spec.transport not in TRANSPORTS:
+        bad("transport", f"must be one of {', '.join(TRANSPORTS)}, not {spec.transport!r}")
+    elif spec.transport == "stdio":
+        if not spec.command or not all(isinstance(a, str) for a in spec.command) \
+                or not spec.command[0].strip():
+            bad("command", "a stdio server needs a command (a non-blank argv)")
+    else:
+        url = spec.url or ""
+        scheme = url.partition("://")[0].lower() if "://" in url else ""
+        if scheme not in ("http", "https"):
+            bad("url", f"a {spec.transport} server needs an http:// or https:// URL")
+        elif "@" in url.partition("://")[2].partition("/")[0]:
+            bad("url", "must not hold credentials (user:password@): send them in headers")
+    for what, value in (("timeout", spec.timeout), ("startup_timeout", spec.startup_timeout)):
+        if value is not None and not (isinstance(value, int | float)
+                                      and not isinstance(value, bool) and 0 < value < 1e9):
+            bad(what, "must be a positive number of seconds")
+    return problems
+
+
+def forget_changed_templates(old: ServerSpec, new: ServerSpec) -> ServerSpec:
+    """``new`` without the templates it inherited from ``old`` for values that changed (a
+    template describes the value it produced; for another value it would write the old one
+    back)."""
+    if not new.templates or new.templates is not old.templates:
+        # The templates came with the new spec (parsed again, perhaps with another env):
+        # they describe its values.  Only a copy (``dataclasses.replace``) shares them.
+        return new
+    t = dict(new.templates)
+    if new.command != old.command:
+        t.pop("command", None)
+    for single in ("url", "cwd"):
+        if getattr(new, single) != getattr(old, single):
+            t.pop(single, None)
+    for group in ("env", "headers"):
+        written = t.get(group)
+        if isinstance(written, dict):
+            kept = {k: v for k, v in written.items()
+                    if getattr(new, group).get(k) == getattr(old, group).get(k)}
+            t[group] = kept
+            if not kept:
+                t.pop(group)
+    names = t.get("env_vars")
+    if isinstance(names, list | tuple):
+        kept_names = [n for n in names if new.env.get(n) == old.env.get(n)]
+        if kept_names:
+            t["env_vars"] = type(names)(kept_names)
+        else:
+            t.pop("env_vars")
+    if new.headers.get("Authorization") != old.headers.get("Authorization"):
+        t.pop("bearer_token_env_var", None)
+    env_headers = t.get("env_http_headers")
+    if isinstance(env_headers, dict):
+        kept_h = {h: v for h, v in env_headers.items()
+                  if new.headers.get(h) == old.headers.get(h)}
+        if kept_h:
+            t["env_http_headers"] = kept_h
+        else:
+            t.pop("env_http_headers")
+    env_file = t.get("env_file")
+    if isinstance(env_file, dict) and any(new.env.get(k) != old.env.get(k)
+                                          for k in env_file.get("keys") or ()):
+        t.pop("env_file")
+    return replace(new, templates=t) if t != new.templates else new

@@ -34,10 +34,18 @@ from .._types import Tool
 from ._errors import ServerUnavailable, UnknownTool
 from ._names import NamePolicy, ToolFilter, ToolNames, assign_names
 from ._restart import DEFAULT_RESTART, RestartPolicy, RestartSchedule
-from ._spec import ConfigError, ConfigProblem, HostConfig, ServerSpec
+from ._spec import (
+    ConfigError,
+    ConfigProblem,
+    HostConfig,
+    ServerSpec,
+    check_spec,
+    forget_changed_templates,
+)
 
 __all__ = [
     "DEFAULT_MAX_SERVERS",
+    "MIN_SEND_WINDOW",
     "SERVER_STATES",
     "TRANSITIONS",
     "HostCore",
@@ -56,6 +64,10 @@ _Input = Literal["start", "ready", "exited", "gave_up", "disable", "enable", "st
 #: Servers one host runs at most (rpi-mcp-adapter's bound): each is a process or a pool of
 #: sockets and a few threads or tasks; a config with hundreds is a mistake, not a workload.
 DEFAULT_MAX_SERVERS = 64
+
+#: Seconds a call that waited for its server must still have to be sent: less, and the tool
+#: would run (with its side effects) for a caller that times out before the answer.
+MIN_SEND_WINDOW = 0.05
 
 #: Characters of stderr kept in a status (the client keeps the last 8 KiB; a status is shown
 #: to people, and a screenful is what they read).
@@ -176,6 +188,9 @@ class HostCore:
     def __init__(self, config: HostConfig, *, names: NamePolicy | None = None,
                  restart: RestartPolicy | None = DEFAULT_RESTART, timeout: float = 60.0,
                  max_servers: int = DEFAULT_MAX_SERVERS) -> None:
+        problems = [p for spec in config.servers.values() for p in check_spec(spec)]
+        if problems:  # a HostConfig built in code rather than parsed
+            raise ConfigError(problems, config.path)
         if len(config.servers) > max_servers:
             raise ConfigError([ConfigProblem(
                 None, None, f"{len(config.servers)} servers, over the host's limit of "
@@ -188,6 +203,9 @@ class HostCore:
         self._servers: dict[str, _Server] = {}
         self._events: list[ServerEvent] = []
         self._stale: set[str] = set()  # running servers whose tools changed (O(1) check)
+        # Incarnations come from one counter that never goes back, so a server removed and
+        # added again under the same name never reuses a number a late report could match.
+        self._next_incarnation = 0
         self._names = assign_names({}, self.policy)
         self._routes: dict[str, tuple[_Server, str, str]] = {}
         for spec in config.servers.values():
@@ -217,7 +235,7 @@ class HostCore:
             raise LocalProtocolError(
                 f"server {name!r}: cannot {move} while {previous}") from None
         server.state = state
-        if state != "running" and server.stale:
+        if state not in ("running", "starting") and server.stale:
             server.stale = False
             self._stale.discard(name)
         if state != previous:
@@ -235,6 +253,11 @@ class HostCore:
         # public name -> (server record, server, tool): one dict lookup per routed call
         self._routes = {public: (self._servers[server], server, tool)
                         for public, (server, tool) in self._names.items()}
+
+    def _new_incarnation(self, server: _Server) -> int:
+        self._next_incarnation += 1
+        server.incarnation = self._next_incarnation
+        return server.incarnation
 
     def _current(self, name: str, incarnation: int) -> _Server | None:
         server = self._servers.get(name)
@@ -257,11 +280,11 @@ class HostCore:
         if server.state != "backoff":
             server.proven = False
         self._move(name, server, "start", now)
-        server.incarnation += 1
+        self._new_incarnation(server)
         server.error = None
         server.stderr_tail = ""
-        server.tools = None
         server.stale = False
+        # the last listing stays (calls to it wait for the restart) until the new one
         if server.schedule is not None:
             server.schedule.started(now)
         return server.incarnation
@@ -277,6 +300,8 @@ class HostCore:
         if server.schedule is not None:
             server.schedule.ready(now)
         self._move(name, server, "ready", now)
+        if server.stale:  # list_changed arrived during the start: list again
+            self._stale.add(name)
         self._rename()
 
     def exited(self, name: str, incarnation: int, now: float, error: str,
@@ -301,9 +326,18 @@ class HostCore:
     def tools_changed(self, name: str, incarnation: int) -> None:
         """The server said ``notifications/tools/list_changed``: list its tools again."""
         server = self._current(name, incarnation)
-        if server is not None and server.state == "running":
-            server.stale = True
-            self._stale.add(name)
+        if server is not None and server.state in ("starting", "running"):
+            server.stale = True  # while starting: listed again once it is running
+            if server.state == "running":
+                self._stale.add(name)
+
+    def listing_failed(self, name: str, incarnation: int) -> None:
+        """Listing the tools again failed (an error or a timeout; a dead server reports
+        itself as exited): keep the last listing and stop asking until the next change."""
+        server = self._current(name, incarnation)
+        if server is not None:
+            server.stale = False
+            self._stale.discard(name)
 
     def tools_listed(self, name: str, incarnation: int, tools: Iterable[Tool]) -> None:
         """A fresh listing of a running server's tools."""
@@ -401,6 +435,7 @@ class HostCore:
             server, server_name, tool_name = self._routes[public]
         except KeyError:
             raise UnknownTool(public, self._names.close_matches(public)) from None
+        again = deadline is not None
         if deadline is None:
             if timeout is None:
                 timeout = server.spec.timeout
@@ -409,6 +444,12 @@ class HostCore:
             deadline = now + timeout
         state = server.state
         if state == "running":  # the hot path: one lookup and a tuple
+            if again and deadline - now < MIN_SEND_WINDOW:
+                # it waited for the server and has no time left: sending now would start
+                # the tool (side effects) for a caller about to give up on it
+                raise ServerUnavailable(server_name, "running", None,
+                                        "it became ready too close to the call's deadline "
+                                        "to send it; nothing was sent")
             return Route(server_name, tool_name, server.incarnation, deadline)
         schedule = server.schedule
         retry_at = schedule.next_start_at if schedule is not None and state == "backoff" \
@@ -444,6 +485,9 @@ class HostCore:
     def add(self, spec: ServerSpec, now: float) -> None:
         """A new server (``stopped``, or ``disabled``); :meth:`due` then starts it.  Raises
         :class:`ConfigError` for a name in use or a host at ``max_servers``."""
+        problems = check_spec(spec)
+        if problems:
+            raise ConfigError(problems)
         if spec.name in self._servers:
             raise ConfigError([ConfigProblem(spec.name, None, "a server of that name exists "
                                              "(use update_server to change it)")])
@@ -459,14 +503,18 @@ class HostCore:
     def replace(self, spec: ServerSpec, now: float) -> ServerSpec:
         """Put ``spec`` in place of the server's spec: the server is ``stopped`` (the binding
         stops the old run first) with a fresh schedule; returns the old spec for a roll
-        back."""
+        back.  Templates ``spec`` shares with the old spec are forgotten for the values it
+        changed.  Raises :class:`ConfigError` for an unusable spec (:func:`check_spec`)."""
         server = self._get(spec.name)
         old = server.spec
+        problems = check_spec(spec)
+        if problems:
+            raise ConfigError(problems)
+        spec = forget_changed_templates(old, spec)
         if server.state != "stopped":
             self._move(spec.name, server, "stop", now)
-        incarnation = server.incarnation
         new = self._record(spec)
-        new.incarnation = incarnation  # reports about the old run stay stale
+        self._new_incarnation(new)  # reports about the old run stay stale
         self._servers[spec.name] = new
         self._sync_config()
         self._rename()
@@ -476,7 +524,7 @@ class HostCore:
         """The binding stopped the server's run (host closing, a restart by hand)."""
         server = self._get(name)
         self._move(name, server, "stop", now)
-        server.incarnation += 1  # whatever the old run reports now is stale
+        self._new_incarnation(server)  # whatever the old run reports now is stale
         if server.schedule is not None:
             server.schedule.reset()
         server.tools = None
@@ -497,7 +545,7 @@ class HostCore:
         server = self._get(name)
         if server.state != "disabled":
             self._move(name, server, "disable", now)
-            server.incarnation += 1
+            self._new_incarnation(server)
             server.tools = None
         if server.spec.enabled:
             self._set_spec(name, server, enabled=False)

@@ -15,6 +15,10 @@ Usage: ``python host_server.py [--name NAME] [--die-on-call N] [--log FILE] [--s
   ever received, including the one it died on.
 * ``--slow-start S``: sleep S seconds before reading stdin (a slow handshake).
 * ``--fail-start``: write ``cannot start: missing token`` to stderr and exit 2 at once.
+* ``--announce-after-list``: right after answering the first ``tools/list``, add the tool
+  ``late`` and send ``notifications/tools/list_changed`` (a change the client sees while
+  its start is still finishing).
+* ``--fail-relist``: every ``tools/list`` after the first answers -32603.
 * Unknown methods (``server/discover`` too) -> -32601.  Exit 0 on stdin EOF.
 """
 
@@ -36,6 +40,8 @@ def main() -> None:
     parser.add_argument("--slow-start", type=float, default=0.0)
     parser.add_argument("--fail-start", action="store_true")
     parser.add_argument("--tools", default="echo,whoami,add_tool")
+    parser.add_argument("--announce-after-list", action="store_true")
+    parser.add_argument("--fail-relist", action="store_true")
     args = parser.parse_args()
     if args.fail_start:
         sys.stderr.write("cannot start: missing token\n")
@@ -45,6 +51,7 @@ def main() -> None:
         time.sleep(args.slow_start)
     tools = [t for t in args.tools.split(",") if t]
     calls = 0
+    listings = 0
     out = sys.stdout.buffer
 
     def send(message: dict[str, Any]) -> None:
@@ -76,8 +83,16 @@ def main() -> None:
         elif method == "ping":
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
         elif method == "tools/list":
+            listings += 1
+            if args.fail_relist and listings > 1:
+                send({"jsonrpc": "2.0", "id": rid,
+                      "error": {"code": -32603, "message": "index rebuilding"}})
+                continue
             send({"jsonrpc": "2.0", "id": rid,
                   "result": {"tools": [tool(t) for t in tools]}})
+            if args.announce_after_list and listings == 1:
+                tools.append("late")
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         elif method == "tools/call":
             calls += 1
             if args.die_on_call and calls % args.die_on_call == 0:
