@@ -197,3 +197,16 @@ def test_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     for argv in cases:
         code, _, _ = run_cli(*argv, capsys=capsys)
         assert code == 2, argv
+
+
+def test_resume_takes_a_task_id_that_starts_with_a_dash(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Task ids are opaque (fastmcp's are random base64url, so one in 64 starts with '-'):
+    ``resume -abc`` and ``resume --id=-abc`` reach the server (here: none, exit 1), and no
+    id at all is a usage error (exit 2)."""
+    for argv in (["resume", "-lIHFuLe3", "--url", "http://127.0.0.1:9/mcp"],
+                 ["resume", "--id=-abc", "--url", "http://127.0.0.1:9/mcp"]):
+        code, _, err = run_cli(*argv, "--timeout", "2", capsys=capsys)
+        assert code == 1 and "cannot connect" in err, err
+    code, _, err = run_cli("resume", "--url", "http://127.0.0.1:9/mcp", capsys=capsys)
+    assert code == 2 and "TASK_ID" in err

@@ -173,7 +173,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="run it as a task where the tool allows (status on stderr)")
     common(call)
     resume = sub.add_parser("resume", help="wait for a task another run started")
-    resume.add_argument("task_id")
+    resume.add_argument("task_id", nargs="?")
+    resume.add_argument("--id", dest="task_id_option", metavar="TASK_ID",
+                        help="the task id (for an id that starts with '-': --id=-abc)")
     common(resume)
     read = sub.add_parser("read", help="read a resource")
     read.add_argument("uri")
@@ -395,14 +397,32 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _task_id_first(own: list[str]) -> list[str]:
+    """``resume ID`` where the server's id starts with ``-`` (ids are opaque: fastmcp's are
+    random base64url): as ``--id=ID``, which argparse cannot mistake for an option."""
+    i = own.index("resume") if "resume" in own else -1
+    if 0 <= i < len(own) - 1:
+        token = own[i + 1]
+        if token.startswith("-") and token != "-" and not token.startswith("--") \
+                and token not in ("-h",):
+            return [*own[:i + 1], f"--id={token}", *own[i + 2:]]
+    return own
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the command; returns the exit status (the console script exits with it)."""
     out = out or sys.stdout
     own, command = _split_command(sys.argv[1:] if argv is None else argv)
+    own = _task_id_first(own)
     try:
         args = _parser().parse_args(own)
     except SystemExit as exc:
         return int(exc.code or 0)
+    if args.cmd == "resume":
+        args.task_id = args.task_id_option or args.task_id
+        if not args.task_id:
+            sys.stderr.write("mcp-proto: resume needs a TASK_ID\n")
+            return 2
     try:
         return _dispatch(args, command, out)
     except HostUsageError as exc:
