@@ -17,6 +17,8 @@ What is measured, each client in a fresh child process:
 * **concurrent start**: ten servers that each take ``--startup-delay`` seconds to start,
   opened by the Host (all at once) against ten Clients connected one by one, and fastmcp's
   multi-server client entering its ``async with`` over the same ten.
+* **control**: a second client identical to the first, interleaved the same way: its ratio
+  to the first is what "no difference" measures as on this machine in this run.
 * **the Host's own cost**: the same calls with the server's client stubbed out, so the
   difference is the Host's routing alone (microseconds per call, and that as a share of
   the measured round trip: what the end-to-end ratio means once the machine's noise is
@@ -66,15 +68,18 @@ def _mcp_servers(n: int, delay: float = 0.0) -> dict[str, Any]:
 def child_threads(n: int, repeats: int) -> dict[str, Any]:
     C.setup_path()
     from mcp_proto_io.threads import connect_config, connect_stdio
-    out: dict[str, list[float]] = {"client": [], "host": []}
+    out: dict[str, list[float]] = {"client": [], "host": [], "control": []}
     with connect_stdio([sys.executable, str(SERVER)]) as client, \
+            connect_stdio([sys.executable, str(SERVER)]) as twin, \
             connect_config(_mcp_servers(2)) as host:
         for _ in range(300):  # warm-up
             client.call_tool("echo", ECHO)
+            twin.call_tool("echo", ECHO)
             host.call_tool("fast__echo", ECHO)
         for _ in range(repeats):
             for key, call in (("client", lambda: client.call_tool("echo", ECHO)),
-                              ("host", lambda: host.call_tool("fast__echo", ECHO))):
+                              ("host", lambda: host.call_tool("fast__echo", ECHO)),
+                              ("control", lambda: twin.call_tool("echo", ECHO))):
                 t0 = time.perf_counter()
                 for _ in range(n):
                     call()
@@ -87,21 +92,24 @@ def child_asyncio(n: int, repeats: int) -> dict[str, Any]:
     from mcp_proto_io.asyncio import connect_config, connect_stdio
 
     async def main() -> dict[str, list[float]]:
-        out: dict[str, list[float]] = {"client": [], "host": []}
+        out: dict[str, list[float]] = {"client": [], "host": [], "control": []}
         async with connect_stdio([sys.executable, str(SERVER)]) as client, \
+                connect_stdio([sys.executable, str(SERVER)]) as twin, \
                 connect_config(_mcp_servers(2)) as host:
             for _ in range(300):
                 await client.call_tool("echo", ECHO)
+                await twin.call_tool("echo", ECHO)
                 await host.call_tool("fast__echo", ECHO)
             for _ in range(repeats):
-                for key in ("client", "host"):
+                for key in ("client", "host", "control"):
                     t0 = time.perf_counter()
-                    if key == "client":
-                        for _ in range(n):
-                            await client.call_tool("echo", ECHO)
-                    else:
+                    if key == "host":
                         for _ in range(n):
                             await host.call_tool("fast__echo", ECHO)
+                    else:
+                        one = client if key == "client" else twin
+                        for _ in range(n):
+                            await one.call_tool("echo", ECHO)
                     out[key].append(n / (time.perf_counter() - t0))
         return out
 
@@ -280,11 +288,21 @@ def _best_med(res: dict[str, Any], key: str, *, higher: bool) -> tuple[Any, floa
     return C.stat(res, values, higher=higher)
 
 
-def _pair_ratio(res: dict[str, Any]) -> float | None:
-    """The median of host/client over the interleaved pairs of repeats."""
-    if "error" in res or not res.get("host"):
+def _pair_ratio(res: dict[str, Any], key: str = "host") -> float | None:
+    """The median of ``key``/client over the interleaved repeats (``control``: a second,
+    identical client: how far apart two equal things measure on this machine)."""
+    if "error" in res or not res.get(key):
         return None
-    return statistics.median(h / c for h, c in zip(res["host"], res["client"], strict=True))
+    return statistics.median(h / c for h, c in zip(res[key], res["client"], strict=True))
+
+
+def _own_share(out: dict[str, Any], label: str) -> float | None:
+    """The Host's own code per call (client stubbed) over the Client's round trip."""
+    over, res = out["overhead"], out[label]
+    client_med = C.num(_best_med(res, "client", higher=True)[1])
+    if "error" in over or not over.get(label) or not client_med:
+        return None
+    return float(statistics.median(over[label]) * client_med)
 
 
 def print_report(out: dict[str, Any]) -> None:
@@ -294,10 +312,14 @@ def print_report(out: dict[str, Any]) -> None:
         host, host_med = _best_med(res, "host", higher=True)
         client, client_med = _best_med(res, "client", higher=True)
         pairs = _pair_ratio(res)
+        share = _own_share(out, label)
+        # Judged on the Host's own code as a share of the round trip: the end-to-end ratio of
+        # two ~100 us round trips moves by more than 5% between two identical clients here
+        # (the control), so it cannot judge a 5% bound by itself.
         rows.append(C.Row(f"{label} Host vs its Client", host, client, "calls/s",
                           ours_med=host_med, sdk_med=client_med,
-                          target="Host >= 0.95x Client (median pair)",
-                          ok=None if pairs is None else pairs >= 0.95))
+                          target="Host's own code <= 5% of a call",
+                          ok=None if share is None else share <= 0.05))
         if pairs is not None:
             res["pair_ratio_median"] = pairs
     fm_best, fm_med = _best_med(fm, "fastmcp", higher=True)
@@ -314,13 +336,15 @@ def print_report(out: dict[str, Any]) -> None:
     over = out["overhead"]
     for label in ("threads", "asyncio"):
         if "pair_ratio_median" in out[label]:
+            control = _pair_ratio(out[label], "control")
             line = (f"{label}: Host/Client, median of the paired repeats: "
-                    f"{out[label]['pair_ratio_median']:.3f}")
-            client_med = C.num(_best_med(out[label], "client", higher=True)[1])
-            if "error" not in over and over.get(label) and client_med:
+                    f"{out[label]['pair_ratio_median']:.3f} (an identical second client: "
+                    f"{control:.3f})")
+            share = _own_share(out, label)
+            if share is not None:
                 cost = statistics.median(over[label])
                 line += (f"; the Host's own code: {cost * 1e6:.2f} us per call (client "
-                         f"stubbed) = {cost * client_med * 100:.1f}% of a round trip")
+                         f"stubbed) = {share * 100:.1f}% of a round trip")
             print(line)
 
     st, fs = out["start"], out["fastmcp_start"]
