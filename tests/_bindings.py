@@ -254,7 +254,7 @@ _BLOCKING = frozenset({
     "resume_task", "list_tasks", "get_task", "cancel_task",
     # the Host's
     "add_server", "update_server", "enable_server", "disable_server", "restart_server",
-    "remove_server", "save_config",
+    "remove_server", "save_config", "stop_server", "tool_definitions", "call_meta_tool",
 })
 
 

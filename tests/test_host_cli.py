@@ -210,3 +210,32 @@ def test_resume_takes_a_task_id_that_starts_with_a_dash(
         assert code == 1 and "cannot connect" in err, err
     code, _, err = run_cli("resume", "--url", "http://127.0.0.1:9/mcp", capsys=capsys)
     assert code == 2 and "TASK_ID" in err
+
+
+@pytest.mark.usefixtures("secret_env")
+def test_tools_as_provider_definitions_and_one_schema(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_config(tmp_path)
+    code, out, err = run_cli("--config", str(path), "tools", "--server", "beta", "--provider",
+                             "openai-strict", "--json", capsys=capsys)
+    assert code == 0, err
+    definitions = json.loads(out)
+    assert [d["function"]["name"] for d in definitions] == ["beta__echo"]
+    assert definitions[0]["function"]["strict"] is True
+    code, out, err = run_cli("--config", str(path), "tools", "--server", "beta", "--provider",
+                             "gemini-openapi", "--json", capsys=capsys)
+    assert code == 0 and json.loads(out)[0]["name"] == "beta__echo"
+    code, out, err = run_cli("--config", str(path), "schema", "beta__echo", "--server", "beta",
+                             "--provider", "openai-strict", "--json", capsys=capsys)
+    assert code == 0, err
+    shown = json.loads(out)
+    assert shown["strict"] is True and shown["schema"]["required"] == ["text"]
+    assert any(n["kind"] == "made-nullable" for n in shown["notes"])
+    code, out, _ = run_cli("--config", str(path), "schema", "beta__echo", "--server", "beta",
+                           "--provider", "anthropic", capsys=capsys)
+    assert code == 0 and "# beta__echo for anthropic: strict=" in out
+    code, _, err = run_cli("--config", str(path), "schema", "beta__ecko", "--server", "beta",
+                           "--provider", "anthropic", capsys=capsys)
+    assert code == 1 and "did you mean beta__echo" in err
+    code, _, err = run_cli("schema", "x", "--provider", "anthropic", capsys=capsys)
+    assert code == 2 and "needs --config" in err

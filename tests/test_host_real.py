@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 from _bindings import BINDINGS, Binding, run
+from google.genai import types as genai_types
+
+from mcp_proto.host import TOOL_TARGETS
 
 pytestmark = [pytest.mark.usefixtures("no_leaks"), pytest.mark.real_server]
 
@@ -77,5 +80,13 @@ def test_real_servers_in_one_config(binding: str, tmp_path: Path, everything_com
             # one server's own client, for what the host does not aggregate
             resources = await host.server("everything").list_resources()
             assert resources
+            # every real tool, for every provider: none refused, and the providers' own
+            # libraries take them
+            for target in TOOL_TARGETS:
+                definitions = await host.tool_definitions(target)
+                assert len(definitions) == len(await host.list_tools()), target
+                if target == "gemini-openapi":
+                    for d in definitions:
+                        genai_types.FunctionDeclaration.model_validate(d)
 
     run(binding, scenario)

@@ -12,6 +12,8 @@
     mcp-proto --config FILE servers [--check] [--json]   # many servers from a config file
     mcp-proto --config FILE tools [--json]               # their tools, by public name
     mcp-proto --config FILE call NAME --args JSON
+    mcp-proto --config FILE tools --provider openai-strict --json   # as a provider's tools
+    mcp-proto --config FILE schema NAME --provider gemini-openapi  # one schema + its notes
     mcp-proto config check FILE | config convert FILE --to DIALECT
 
 Exit status: 0 on success, 1 when the server or the call failed (one line on stderr says why),
@@ -42,7 +44,7 @@ from mcp_proto import (
     TextContent,
     TextResourceContents,
 )
-from mcp_proto.host import ConfigError
+from mcp_proto.host import TOOL_TARGETS, ConfigError, tool_definitions
 
 from ._cli_host import (
     HostUsageError,
@@ -159,6 +161,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="extra HTTP header (repeatable; with --url)")
         sp.add_argument("--server", action="append", default=[], metavar="NAME",
                         help="with --config: start only this server (repeatable)")
+        sp.add_argument("--provider", choices=TOOL_TARGETS,
+                        help="tools: print them as that provider's tool definitions")
 
     demo = sub.add_parser("demo", help="run the bundled demo server and show a session")
     demo.add_argument("--timeout", type=float, default=60.0, help=argparse.SUPPRESS)
@@ -244,6 +248,12 @@ def _run(args: argparse.Namespace, command: list[str], out: TextIO) -> int:
         client = connect_stdio(command, env=_parse_env(args.env), cwd=args.cwd,
                                timeout=args.timeout, client_info=CLIENT_INFO)
     with client:
+        if args.cmd == "tools" and args.provider:
+            definitions, refused = tool_definitions(client.list_tools(), args.provider)
+            for name, error in refused:
+                sys.stderr.write(f"mcp-proto: {name}: left out for {args.provider}: {error}\n")
+            out.write(json.dumps(definitions, indent=2, ensure_ascii=False) + "\n")
+            return 0
         if args.cmd == "tools":
             tools = client.list_tools()
             if args.json:
@@ -337,10 +347,10 @@ def _dispatch(args: argparse.Namespace, command: list[str], out: TextIO) -> int:
         return _demo(args, out)
     if args.cmd == "config":
         return run_config_command(args, out)
-    if args.config is not None or args.cmd == "servers":
+    if args.config is not None or args.cmd in ("servers", "schema"):
         if args.config is None:
-            raise _UsageError("`servers` needs --config FILE")
-        if args.cmd not in ("servers", "tools", "call"):
+            raise _UsageError(f"`{args.cmd}` needs --config FILE")
+        if args.cmd not in ("servers", "tools", "call", "schema"):
             raise _UsageError(f"`{args.cmd}` takes one server (`-- COMMAND` or --url); with "
                               "--config use servers, tools or call")
         if command or getattr(args, "url", None):

@@ -17,6 +17,7 @@ value or input is ever printed.  Exit 1 when a server asked for failed (stderr n
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import shlex
 import sys
@@ -27,11 +28,14 @@ from typing import Any, TextIO
 from mcp_proto import Implementation
 from mcp_proto.host import (
     DIALECTS,
+    TOOL_TARGETS,
     HostConfig,
     ServerSpec,
     ServerStatus,
     dump_config_with_warnings,
+    normalize_schema,
     redact_url,
+    tool_definitions,
 )
 
 from ._config_files import LOCATION_NAMES, load_config, resolve_location, save_config
@@ -67,6 +71,15 @@ def add_config_command(sub: Any) -> None:
     convert.add_argument("file")
     convert.add_argument("--to", required=True, choices=DIALECTS)
     convert.add_argument("--output", "-o", help="write here (atomically) instead of stdout")
+    schema = sub.add_parser("schema", help="one tool's input schema as a provider takes it, "
+                            "with what was changed and why (needs --config)")
+    schema.add_argument("name", help="the tool's public name")
+    schema.add_argument("--provider", required=True, choices=TOOL_TARGETS)
+    schema.add_argument("--json", action="store_true")
+    schema.add_argument("--server", action="append", default=[], metavar="NAME",
+                        help="start only this server (repeatable)")
+    schema.add_argument("--timeout", type=float, default=60.0,
+                        help="seconds per handshake (default 60)")
     servers = sub.add_parser("servers", help="the servers of --config (with --check: start "
                              "each, count its tools, stop it)")
     servers.add_argument("--check", action="store_true")
@@ -180,6 +193,18 @@ def run_host(args: argparse.Namespace, out: TextIO,
                 for r in rows:
                     extra = f"  {r['error']}" if r["error"] else ""
                     out.write(f"{r['name']:24} {r['state']:9} {r['tools']:4} tools{extra}\n")
+        elif args.cmd == "schema":
+            return _schema(host, args, out)
+        elif args.cmd == "tools" and getattr(args, "provider", None):
+            definitions, refused = tool_definitions(host.list_tools(), args.provider)
+            for name, error in refused:
+                sys.stderr.write(f"mcp-proto: {name}: left out for {args.provider}: "
+                                 f"{error}\n")
+            if args.json:
+                out.write(json.dumps(definitions, indent=2, ensure_ascii=False) + "\n")
+            else:
+                for d in definitions:
+                    out.write(f"{definition_name(d):40} strict={definition_strict(d)}\n")
         elif args.cmd == "tools":
             tools = host.list_tools()
             if args.json:
@@ -195,3 +220,39 @@ def run_host(args: argparse.Namespace, out: TextIO,
             return call(host, args, out)
     _report_failed(status, failed)
     return 1 if failed else 0
+
+
+def definition_name(definition: dict[str, Any]) -> str:
+    """A provider tool definition's name, whatever its shape."""
+    inner = definition.get("function")
+    return str((inner if isinstance(inner, dict) else definition).get("name"))
+
+
+def definition_strict(definition: dict[str, Any]) -> str:
+    inner = definition.get("function")
+    value = (inner if isinstance(inner, dict) else definition).get("strict")
+    return "-" if value is None else str(value).lower()
+
+
+def _schema(host: Any, args: argparse.Namespace, out: TextIO) -> int:
+    """``schema NAME --provider TARGET``: one tool's schema for that provider, with notes."""
+    tools = {t.name: t for t in host.list_tools()}
+    tool = tools.get(args.name)
+    if tool is None:
+        close = difflib.get_close_matches(args.name, list(tools), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        sys.stderr.write(f"mcp-proto: no tool is named {args.name!r}{hint}\n")
+        return 1
+    normalized = normalize_schema(tool.input_schema, args.provider)
+    notes = [{"path": n.path, "kind": n.kind, "detail": n.detail} for n in normalized.notes]
+    if args.json:
+        out.write(json.dumps({"name": tool.name, "target": args.provider,
+                              "strict": normalized.strict, "schema": normalized.schema,
+                              "notes": notes}, indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(json.dumps(normalized.schema, indent=2, ensure_ascii=False) + "\n")
+        out.write(f"# {tool.name} for {args.provider}: strict={normalized.strict}, "
+                  f"{len(notes)} note{'s' if len(notes) != 1 else ''}\n")
+        for n in notes:
+            out.write(f"# {n['path'] or '/'}: {n['kind']}: {n['detail']}\n")
+    return 0

@@ -27,18 +27,29 @@ from mcp_proto import (
     Event,
     ListChanged,
     LocalProtocolError,
+    MCPError,
 )
 from mcp_proto.host import (
+    META_TOOLS,
     ConfigError,
     HostConfig,
     HostCore,
     HostTool,
+    MetaRequest,
+    MetaToolError,
+    ProviderContent,
+    SchemaError,
     ServerEvent,
     ServerSpec,
     ServerStatus,
     ServerUnavailable,
     UnknownTool,
     check_spec,
+    meta_error,
+    meta_result,
+    parse_meta_call,
+    to_provider_content,
+    tool_definition,
 )
 
 from ._async_base import AsyncClientBase, Runtime, TaskHandle
@@ -51,6 +62,7 @@ from ._host_common import (
     Run,
     client_arguments,
     failure,
+    meta_public_name,
 )
 
 __all__ = ["AsyncHostBase"]
@@ -232,21 +244,25 @@ class AsyncHostBase:
     def _start_due(self) -> None:
         now = self._clock()
         for name in self._core.due(now):
-            old = self._stop_run(name)
-            if old is not None:
-                self._closing.append(old)
-            run: _Run = Run(name, self._core.begin_start(name, now))
-            try:
-                run.client = client = self._new_client(self._core.spec(name), run)
-            except Exception as exc:  # a spec its client refuses: a failed start
-                error, tail = failure(exc)
-                self._core.exited(name, run.incarnation, now, error, tail)
-                continue
-            self._runs[name] = run
-            incarnation = run.incarnation
-            self._spawn(f"mcp-proto-host-start-{name}",
-                        lambda n=name, i=incarnation, c=client:  # type: ignore[misc]
-                        self._start(n, i, c))
+            self._begin(name, now)
+
+    def _begin(self, name: str, now: float) -> None:
+        """Start a run of ``name``: its client, then a task for the handshake.  A spec its
+        client refuses (a bad URL) ends the run at once, as a failed start."""
+        old = self._stop_run(name)
+        if old is not None:
+            self._closing.append(old)
+        run: _Run = Run(name, self._core.begin_start(name, now))
+        try:
+            run.client = client = self._new_client(self._core.spec(name), run)
+        except Exception as exc:
+            error, tail = failure(exc)
+            self._core.exited(name, run.incarnation, now, error, tail)
+            return
+        self._runs[name] = run
+        incarnation = run.incarnation
+        self._spawn(f"mcp-proto-host-start-{name}",
+                    lambda: self._start(name, incarnation, client))
 
     def _new_client(self, spec: ServerSpec, run: _Run) -> AsyncClientBase:
         def on_notification(event: Event) -> Any:
@@ -353,13 +369,29 @@ class AsyncHostBase:
         await self._wait_listings()
         return self._core.tools()
 
+    async def tool_definitions(self, target: str) -> list[dict[str, Any]]:
+        """Every tool as a function tool of ``target`` under its public name (see
+        :meth:`mcp_proto_io.threads.Host.tool_definitions`)."""
+        out = []
+        for tool in await self.list_tools():
+            try:
+                normalized = self._core.normalized(tool.name, target)
+                out.append(tool_definition(tool, target, normalized=normalized))
+            except (SchemaError, UnknownTool):
+                continue
+        return out
+
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                         timeout: float | None = None,
-                        on_progress: ProgressCallback | None = None) -> CallToolResult:
+                        on_progress: ProgressCallback | None = None,
+                        provider: str | None = None) -> CallToolResult:
         """Call the tool whose public name is ``name`` and wait for its result.
 
-        ``timeout`` (seconds, total) defaults to the server's, else the host's.  A server
-        that is starting, or in backoff with its restart before the deadline, is waited for.
+        ``provider`` (a target of :meth:`tool_definitions`) applies that target's argument
+        fixes first (``openai-strict``: the ``null`` a model sends for a field that was
+        optional is removed).  ``timeout`` (seconds, total) defaults to the server's, else
+        the host's.  A server that is starting, or in backoff with its restart before the
+        deadline, is waited for.
         Raises :class:`~mcp_proto.host.UnknownTool` (no such public name, even after listing
         tools again; nothing was sent), :class:`~mcp_proto.host.ServerUnavailable` (failed,
         disabled, or not back before the deadline; nothing was sent), and whatever the
@@ -385,8 +417,15 @@ class AsyncHostBase:
                 await self._wait_listings(timeout)
                 continue
             deadline = route.deadline
+            if route.start:  # closed until next used: this is the use
+                self._begin(route.server, now)
             run = self._runs.get(route.server)
             client = None if run is None else run.client
+            if provider is not None and route.wait_until is None:
+                try:
+                    arguments = core.normalized(name, provider).fix_arguments(arguments)
+                except SchemaError:  # no definition was given for it: nothing to undo
+                    pass
             if route.wait_until is not None or client is None or run is None \
                     or run.incarnation != route.incarnation:
                 # starting, in backoff, or being replaced: woken by any change
@@ -396,7 +435,61 @@ class AsyncHostBase:
                                           timeout=max(0.0, route.deadline - now),
                                           on_progress=on_progress)
 
+    # -- meta-tools ---------------------------------------------------------------------------
+
+    def meta_tools(self, target: str) -> list[dict[str, Any]]:
+        """The definitions of ``mcp_list``, ``mcp_call`` and ``mcp_request`` for ``target``
+        (see :meth:`mcp_proto_io.threads.Host.meta_tools`)."""
+        return [tool_definition(tool, target) for tool in META_TOOLS.values()]
+
+    async def call_meta_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
+                             provider: str) -> ProviderContent:
+        """Run meta-tool ``name``; its outcome as ``provider``'s content (a model's mistake
+        or a server's failure as an ``isError`` result).  ``KeyError`` for a name that is
+        not a meta-tool; ``ValueError`` for an unknown provider."""
+        self._check_open()
+        try:
+            request = parse_meta_call(name, arguments, self._core.names())
+            result = await self._run_meta(request)
+        except (MetaToolError, MCPError) as exc:
+            result = meta_error(str(exc))
+        return to_provider_content(result, provider, name=name)
+
+    async def _run_meta(self, request: MetaRequest) -> CallToolResult:
+        core, server = self._core, request.server
+        if request.kind == "servers":
+            status = core.status(self._clock())
+            return meta_result({"servers": [
+                {"server": n, "transport": st.transport, "state": st.state,
+                 "enabled": core.spec(n).enabled} for n, st in status.items()]})
+        assert server is not None
+        if request.kind == "close":
+            await self.stop_server(server)
+            return meta_result({"server": server, "closed": True})
+        if request.kind == "tools":
+            await self.server(server).list_tools(timeout=request.timeout)
+            return meta_result({"server": server, "tools": [
+                {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
+                for t in core.server_tools(server)]})
+        if request.kind == "call":
+            assert request.tool is not None
+            public = meta_public_name(core, server, request.tool)
+            # no argument fixes: the model wrote these for the tool's own schema
+            return await self.call_tool(public, request.arguments, timeout=request.timeout)
+        assert request.method is not None
+        raw = await self.server(server).send_request(request.method, request.arguments or None,
+                                                     timeout=request.timeout)
+        return meta_result(raw)
+
     # -- servers ------------------------------------------------------------------------------
+
+    async def stop_server(self, name: str) -> ServerStatus:
+        """Stop a server's run until a call needs it again (its tools stay listed; the next
+        call to one starts it)."""
+        self._check_open()
+        old = self._stop_run(name)
+        self._core.stop(name, self._clock(), hold=True)
+        return await self._after_change(name, old, False)
 
     def servers(self) -> dict[str, ServerStatus]:
         """Every server's status (state, attempts, next start, error, stderr tail)."""

@@ -5,6 +5,7 @@ no decision about states or names: those are :class:`mcp_proto.host.HostCore`'s.
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ from mcp_proto.host import (
     DEFAULT_MAX_SERVERS,
     DEFAULT_RESTART,
     HostConfig,
+    HostCore,
+    MetaToolError,
     NamePolicy,
     RestartPolicy,
     ServerEvent,
@@ -38,6 +41,7 @@ __all__ = [
     "failure",
     "host_connector",
     "load_source",
+    "meta_public_name",
 ]
 
 HostHandler = Callable[[str, dict[str, Any]], Any]
@@ -188,3 +192,17 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
         return cls(config, options)
 
     return connect_config
+
+
+def meta_public_name(core: HostCore, server: str, tool: str) -> str:
+    """The public name of ``server``'s ``tool`` for ``mcp_call``; :class:`MetaToolError`
+    naming close matches among that server's tools when it has none by that name (or the
+    filter hides it)."""
+    names = core.tool_names()
+    try:
+        return names.public(server, tool)
+    except KeyError:
+        own = [t.name for t in core.server_tools(server)] if server in core.names() else []
+        close = difflib.get_close_matches(tool, own, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise MetaToolError(f"server {server!r} has no tool {tool!r}{hint}") from None

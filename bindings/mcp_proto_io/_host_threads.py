@@ -25,17 +25,28 @@ from mcp_proto import (
     Event,
     ListChanged,
     LocalProtocolError,
+    MCPError,
 )
 from mcp_proto.host import (
+    META_TOOLS,
     ConfigError,
     HostConfig,
     HostCore,
     HostTool,
+    MetaRequest,
+    MetaToolError,
+    ProviderContent,
+    SchemaError,
     ServerSpec,
     ServerStatus,
     ServerUnavailable,
     UnknownTool,
     check_spec,
+    meta_error,
+    meta_result,
+    parse_meta_call,
+    to_provider_content,
+    tool_definition,
 )
 
 from ._config_files import save_config as _save_config
@@ -48,6 +59,7 @@ from ._host_common import (
     client_arguments,
     failure,
     host_connector,
+    meta_public_name,
 )
 from .threads import _ClientBase, connect_http, connect_stdio
 
@@ -362,13 +374,32 @@ class Host:
                             self._relist(n, i, timeout))
         self._wait_listed(timeout)
 
+    def tool_definitions(self, target: str) -> list[dict[str, Any]]:
+        """Every tool as a function tool of ``target`` (``openai``, ``openai-strict``,
+        ``openai-responses[-strict]``, ``anthropic``, ``gemini``, ``gemini-openapi``) under
+        its public name.  A tool whose schema the target cannot take is left out (see
+        :func:`mcp_proto.host.tool_definitions` for the reasons).  ``ValueError`` for an
+        unknown target."""
+        out = []
+        for tool in self.list_tools():
+            try:
+                with self._lock:
+                    normalized = self._core.normalized(tool.name, target)
+                out.append(tool_definition(tool, target, normalized=normalized))
+            except (SchemaError, UnknownTool):
+                continue
+        return out
+
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
-                  timeout: float | None = None,
-                  on_progress: ProgressCallback | None = None) -> CallToolResult:
+                  timeout: float | None = None, on_progress: ProgressCallback | None = None,
+                  provider: str | None = None) -> CallToolResult:
         """Call the tool whose public name is ``name`` and wait for its result.
 
-        ``timeout`` (seconds, total) defaults to the server's, else the host's.  A server
-        that is starting, or in backoff with its restart before the deadline, is waited for.
+        ``provider`` (a target of :meth:`tool_definitions`) applies that target's argument
+        fixes first: under ``openai-strict`` the ``null`` a model sends for a field that was
+        optional is removed.  ``timeout`` (seconds, total) defaults to the server's, else the
+        host's.  A server that is starting, or in backoff with its restart before the
+        deadline, is waited for.
         Raises :class:`~mcp_proto.host.UnknownTool` (no such public name, even after listing
         tools again; nothing was sent), :class:`~mcp_proto.host.ServerUnavailable` (failed,
         disabled, or not back before the deadline; nothing was sent), and whatever the
@@ -395,8 +426,12 @@ class Host:
                     self._refresh_all(timeout)  # once: the server may have a new tool
                     continue
                 deadline = route.deadline
+                if route.start:  # closed until next used: this is the use
+                    self._begin(route.server, now)
                 run = self._runs.get(route.server)
                 client = None if run is None else run.client
+                if provider is not None and route.wait_until is None:
+                    arguments = self._fixed(name, provider, arguments)
                 if route.wait_until is not None or client is None \
                         or run is None or run.incarnation != route.incarnation:
                     # starting, in backoff, or being replaced: woken by any change
@@ -405,7 +440,75 @@ class Host:
             return client.call_tool(route.tool, arguments, timeout=max(0.0, route.deadline - now),
                                     on_progress=on_progress)
 
+    def _fixed(self, name: str, provider: str, arguments: dict[str, Any] | None
+               ) -> dict[str, Any] | None:
+        try:
+            return self._core.normalized(name, provider).fix_arguments(arguments)
+        except SchemaError:  # no definition was given for it: nothing to undo
+            return arguments
+
+    # -- meta-tools ----------------------------------------------------------------------------
+
+    def meta_tools(self, target: str) -> list[dict[str, Any]]:
+        """The definitions of ``mcp_list``, ``mcp_call`` and ``mcp_request`` for ``target``:
+        three fixed tools that reach every server (for a model that does not get every
+        tool).  Run them with :meth:`call_meta_tool`."""
+        return [tool_definition(tool, target) for tool in META_TOOLS.values()]
+
+    def call_meta_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
+                       provider: str) -> ProviderContent:
+        """Run meta-tool ``name`` and return its outcome as ``provider``'s content.  A
+        model's mistake (a bad argument, an unknown server or tool) and a server's failure
+        come back as an ``isError`` result the model can read.  ``KeyError`` for a name
+        that is not a meta-tool; ``ValueError`` for an unknown provider."""
+        with self._lock:
+            self._check_open()
+            servers = self._core.names()
+        try:
+            request = parse_meta_call(name, arguments, servers)
+            result = self._run_meta(request)
+        except (MetaToolError, MCPError) as exc:
+            result = meta_error(str(exc))
+        return to_provider_content(result, provider, name=name)
+
+    def _run_meta(self, request: MetaRequest) -> CallToolResult:
+        server = request.server
+        if request.kind == "servers":
+            with self._lock:
+                status = self._core.status(self._clock())
+                return meta_result({"servers": [
+                    {"server": n, "transport": st.transport, "state": st.state,
+                     "enabled": self._core.spec(n).enabled} for n, st in status.items()]})
+        assert server is not None
+        if request.kind == "close":
+            self.stop_server(server)
+            return meta_result({"server": server, "closed": True})
+        if request.kind == "tools":
+            client = self.server(server)
+            client.list_tools(timeout=request.timeout)  # every page, fresh
+            with self._lock:
+                tools = self._core.server_tools(server)
+            return meta_result({"server": server, "tools": [
+                {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
+                for t in tools]})
+        if request.kind == "call":
+            assert request.tool is not None
+            with self._lock:
+                public = meta_public_name(self._core, server, request.tool)
+            # no argument fixes: the model wrote these for the tool's own schema
+            return self.call_tool(public, request.arguments, timeout=request.timeout)
+        assert request.method is not None
+        raw = self.server(server).send_request(request.method, request.arguments or None,
+                                               timeout=request.timeout)
+        return meta_result(raw)
+
     # -- servers -------------------------------------------------------------------------------
+
+    def stop_server(self, name: str) -> ServerStatus:
+        """Stop a server's run until a call needs it again (its tools stay listed; the next
+        call to one starts it).  Frees its process or connection meanwhile."""
+        return self._stop_and(name, lambda now: self._core.stop(name, now, hold=True),
+                              start=False)
 
     def servers(self) -> dict[str, ServerStatus]:
         """Every server's status (state, attempts, next start, error, stderr tail)."""

@@ -1,21 +1,36 @@
 """The host layer, pure: many MCP servers as one.
 
 Config files in every ``mcpServers`` dialect (parse, expand, validate, write back, convert),
-public tool names and filters, the restart schedule, and :class:`HostCore`, which makes every
-decision of a multi-server host.  Like the rest of :mod:`mcp_proto` it does no I/O and reads
-no clock: the bindings' ``connect_config`` / ``Host`` (:mod:`mcp_proto_io.threads`,
-``.asyncio``, ``.trio``) read the files and run the servers.
+public tool names and filters, the restart schedule, :class:`HostCore` (every decision of a
+multi-server host), and the model-facing side: schemas per provider
+(:func:`normalize_schema`), tool definitions (:func:`tool_definition`), results as provider
+content (:func:`to_provider_content`) and the meta-tools (:data:`META_TOOLS`).  Like the
+rest of :mod:`mcp_proto` it does no I/O and reads no clock: the bindings' ``connect_config``
+/ ``Host`` (:mod:`mcp_proto_io.threads`, ``.asyncio``, ``.trio``) read the files and run the
+servers.
 """
 
 from __future__ import annotations
 
 from ._config import detect_dialect, env_file_paths, parse_config
+from ._content import CONTENT_TARGETS, ProviderContent, to_provider_content
 from ._dump import dump_config, dump_config_with_warnings
 from ._errors import ServerUnavailable, UnknownTool
 from ._expand import parse_dotenv
 from ._locations import LOCATION_NAMES, standard_location
+from ._meta import (
+    MAX_META_TIMEOUT,
+    META_TOOLS,
+    MIN_META_TIMEOUT,
+    MetaRequest,
+    MetaToolError,
+    meta_error,
+    meta_result,
+    parse_meta_call,
+)
 from ._names import NamePolicy, ToolFilter, ToolNames, assign_names
 from ._restart import DEFAULT_RESTART, RestartPolicy, RestartSchedule
+from ._schema import SCHEMA_TARGETS, Normalized, Note, SchemaError, normalize_schema
 from ._spec import (
     DIALECTS,
     TRANSPORTS,
@@ -40,43 +55,63 @@ from ._state import (
     ServerState,
     ServerStatus,
 )
+from ._tools import TOOL_TARGETS, tool_definition, tool_definitions
 
 __all__ = [
+    "CONTENT_TARGETS",
     "DEFAULT_MAX_SERVERS",
     "DEFAULT_RESTART",
-    "MIN_SEND_WINDOW",
     "DIALECTS",
     "LOCATION_NAMES",
+    "MAX_META_TIMEOUT",
+    "META_TOOLS",
+    "MIN_META_TIMEOUT",
+    "MIN_SEND_WINDOW",
+    "SCHEMA_TARGETS",
     "SERVER_STATES",
+    "TOOL_TARGETS",
     "TRANSITIONS",
     "TRANSPORTS",
+    "assign_names",
+    "check_spec",
     "ConfigError",
     "ConfigProblem",
+    "detect_dialect",
     "Dialect",
+    "dump_config",
+    "dump_config_with_warnings",
+    "env_file_paths",
     "HostConfig",
     "HostCore",
     "HostTool",
+    "meta_error",
+    "meta_result",
+    "MetaRequest",
+    "MetaToolError",
     "NamePolicy",
+    "normalize_schema",
+    "Normalized",
+    "Note",
+    "parse_config",
+    "parse_dotenv",
+    "parse_meta_call",
+    "ProviderContent",
+    "redact_url",
     "RestartPolicy",
     "RestartSchedule",
     "Route",
+    "SchemaError",
     "ServerEvent",
     "ServerSpec",
     "ServerState",
     "ServerStatus",
     "ServerUnavailable",
-    "Transport",
+    "standard_location",
+    "to_provider_content",
+    "tool_definition",
+    "tool_definitions",
     "ToolFilter",
     "ToolNames",
+    "Transport",
     "UnknownTool",
-    "assign_names",
-    "check_spec",
-    "detect_dialect",
-    "dump_config",
-    "dump_config_with_warnings",
-    "env_file_paths",
-    "parse_config",
-    "parse_dotenv",
-    "redact_url",
-    "standard_location",
 ]

@@ -34,6 +34,7 @@ from .._types import Tool
 from ._errors import ServerUnavailable, UnknownTool
 from ._names import NamePolicy, ToolFilter, ToolNames, assign_names
 from ._restart import DEFAULT_RESTART, RestartPolicy, RestartSchedule
+from ._schema import Normalized, normalize_schema
 from ._spec import (
     ConfigError,
     ConfigProblem,
@@ -64,6 +65,9 @@ _Input = Literal["start", "ready", "exited", "gave_up", "disable", "enable", "st
 #: Servers one host runs at most (rpi-mcp-adapter's bound): each is a process or a pool of
 #: sockets and a few threads or tasks; a config with hundreds is a mistake, not a workload.
 DEFAULT_MAX_SERVERS = 64
+
+#: Normalized schemas a host keeps (public name x target); past it the cache starts over.
+MAX_SCHEMA_CACHE = 4096
 
 #: Seconds a call that waited for its server must still have to be sent: less, and the tool
 #: would run (with its side effects) for a caller that times out before the answer.
@@ -157,6 +161,8 @@ class Route(NamedTuple):
     incarnation: int
     deadline: float
     wait_until: float | None = None
+    #: The server was closed until next used (``hold``): the binding starts it now.
+    start: bool = False
 
 
 @dataclass(slots=True)
@@ -174,6 +180,8 @@ class _Server:
     #: that fails is a broken spec (a missing executable, a bad token): ``failed`` at once.
     proven: bool = False
     filter: ToolFilter = field(default_factory=ToolFilter)
+    #: Stopped until next used (a meta-tool's close): not started by :meth:`due`.
+    held: bool = False
 
 
 class HostCore:
@@ -208,6 +216,7 @@ class HostCore:
         self._next_incarnation = 0
         self._names = assign_names({}, self.policy)
         self._routes: dict[str, tuple[_Server, str, str]] = {}
+        self._schemas: dict[tuple[str, str], tuple[Tool, Normalized]] = {}
         for spec in config.servers.values():
             self._servers[spec.name] = self._record(spec)
 
@@ -248,7 +257,8 @@ class HostCore:
     def _rename(self) -> None:
         listing = {name: [t.name for t in s.tools if s.filter.allows(t.name)]
                    for name, s in self._servers.items()
-                   if s.tools is not None and s.state not in ("disabled", "stopped")}
+                   if s.tools is not None and (s.state not in ("disabled", "stopped")
+                                               or s.held)}
         self._names = assign_names(listing, self.policy)
         # public name -> (server record, server, tool): one dict lookup per routed call
         self._routes = {public: (self._servers[server], server, tool)
@@ -280,6 +290,7 @@ class HostCore:
         if server.state != "backoff":
             server.proven = False
         self._move(name, server, "start", now)
+        server.held = False
         self._new_incarnation(server)
         server.error = None
         server.stderr_tail = ""
@@ -356,7 +367,7 @@ class HostCore:
         backoff whose time has come, in config order."""
         out = []
         for name, s in self._servers.items():
-            never_started = s.state == "stopped" and s.spec.enabled
+            never_started = s.state == "stopped" and s.spec.enabled and not s.held
             scheduled = s.state == "backoff" and s.schedule is not None \
                 and s.schedule.may_start(now)
             if never_started or scheduled:
@@ -405,7 +416,8 @@ class HostCore:
         out = []
         for public, (server_name, tool_name) in self._names.items():
             server = self._servers[server_name]
-            if server.state not in ("running", "backoff", "starting") or server.tools is None:
+            listed = server.state in ("running", "backoff", "starting") or server.held
+            if not listed or server.tools is None:
                 continue
             for t in server.tools:
                 if t.name == tool_name:
@@ -454,6 +466,8 @@ class HostCore:
         schedule = server.schedule
         retry_at = schedule.next_start_at if schedule is not None and state == "backoff" \
             else None
+        if state == "stopped" and server.held and server.spec.enabled and now < deadline:
+            return Route(server_name, tool_name, server.incarnation, deadline, deadline, True)
         if state == "starting" and now < deadline:
             wait_until = deadline
         elif state == "backoff" and retry_at is not None and now < deadline \
@@ -462,6 +476,30 @@ class HostCore:
         else:
             raise ServerUnavailable(server_name, state, retry_at, server.error)
         return Route(server_name, tool_name, server.incarnation, deadline, wait_until)
+
+    def normalized(self, public: str, target: str) -> Normalized:
+        """The tool's input schema normalized for ``target`` (cached per listing: the same
+        definition is normalized once).  Raises :class:`UnknownTool` and
+        :class:`SchemaError`."""
+        try:
+            server, _, tool_name = self._routes[public]
+        except KeyError:
+            raise UnknownTool(public, self._names.close_matches(public)) from None
+        definition = next(t for t in server.tools or () if t.name == tool_name)
+        key = (public, target)
+        hit = self._schemas.get(key)
+        if hit is not None and hit[0] is definition:
+            return hit[1]
+        n = normalize_schema(definition.input_schema, target)
+        if len(self._schemas) >= MAX_SCHEMA_CACHE:
+            self._schemas.clear()  # a host that lists thousands of tools for many targets
+        self._schemas[key] = (definition, n)
+        return n
+
+    def server_tools(self, name: str) -> list[Tool]:
+        """A server's listed tools that its filter allows (its own names)."""
+        server = self._get(name)
+        return [t for t in server.tools or () if server.filter.allows(t.name)]
 
     def status(self, now: float) -> dict[str, ServerStatus]:
         """Every server's status, in config order."""
@@ -520,14 +558,18 @@ class HostCore:
         self._rename()
         return old
 
-    def stop(self, name: str, now: float) -> None:
-        """The binding stopped the server's run (host closing, a restart by hand)."""
+    def stop(self, name: str, now: float, *, hold: bool = False) -> None:
+        """The binding stopped the server's run (host closing, a restart by hand).  With
+        ``hold`` the server stays stopped until a call needs it (:meth:`route` then says to
+        start it), and its tools stay listed meanwhile."""
         server = self._get(name)
         self._move(name, server, "stop", now)
         self._new_incarnation(server)  # whatever the old run reports now is stale
         if server.schedule is not None:
             server.schedule.reset()
-        server.tools = None
+        server.held = hold
+        if not hold:
+            server.tools = None
         self._rename()
 
     def enable(self, name: str, now: float) -> None:
