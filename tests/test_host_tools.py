@@ -12,12 +12,14 @@ import pytest
 from _bindings import BINDINGS, Binding, run
 from conftest import TESTS
 
-from mcp_proto import Tool
+from mcp_proto import LocalProtocolError, Tool
 from mcp_proto.host import (
     META_TOOLS,
     TOOL_TARGETS,
     HostConfig,
+    HostCore,
     MetaToolError,
+    NamePolicy,
     ServerSpec,
     normalize_schema,
     parse_meta_call,
@@ -208,3 +210,77 @@ def test_meta_tools_through_the_host(binding: str, tmp_path: Path) -> None:
     run(binding, scenario)
     calls = [e for e in read_log(log) if e["method"] == "tools/call"]
     assert [c["arguments"] for c in calls] == [{"text": "hi"}, {}, {}]  # nothing else sent
+
+
+# -- found in review ------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("no_leaks")
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_review_fixes_through_the_host(binding: str, tmp_path: Path) -> None:
+    """Arguments as JSON text (what OpenAI hands over) are sent as the object they hold, and
+    bad ones send nothing; mcp_request cannot go around the filters; a held server starts
+    again for mcp_list and mcp_request too; a failed server cannot be closed; a server's
+    stderr never reaches the model; no server tool can take a meta-tool's name."""
+    log = tmp_path / "calls.jsonl"
+
+    async def scenario(b: Binding) -> None:
+        cfg = HostConfig(servers={
+            "alpha": server("alpha", "--log", str(log), "--tools", "echo,whoami,mcp_call",
+                            exclude_tools=("whoami",)),
+            "dies": server("dies", "--die-on-call", "1")})
+        async with b.connect_config(cfg, names=NamePolicy(mode="collisions")) as host:
+            names = [t.name for t in await host.list_tools()]
+            assert "mcp_call" not in names and "alpha__mcp_call" in names  # reserved
+            result = await host.call_tool("alpha__echo", '{"text": "from json"}',
+                                          provider="openai-strict")
+            assert result.content[0].text == "alpha:from json"
+            with pytest.raises(ValueError, match="JSON object"):
+                await host.call_tool("alpha__echo", "[1, 2]")
+            with pytest.raises(TypeError):
+                await host.call_tool("alpha__echo", [1, 2])
+            refused = await host.call_meta_tool("mcp_request", {
+                "server": "alpha", "method": "tools/call", "params": {"name": "whoami"}},
+                provider="anthropic")
+            assert refused.is_error and "use mcp_call" in _text(refused).replace(
+                "call tools with mcp_call", "use mcp_call")
+            raw = json.loads(_text(await host.call_meta_tool(
+                "mcp_request", {"server": "alpha", "method": "tools/list"},
+                provider="anthropic")))
+            assert "whoami" not in [t["name"] for t in raw["tools"]]
+            listed = json.loads(_text(await host.call_meta_tool(
+                "mcp_list", {"server": "alpha"}, provider="anthropic")))
+            assert "whoami" not in [t["name"] for t in listed["tools"]]
+            await host.call_meta_tool("mcp_list", {"server": "alpha", "action": "close"},
+                                      provider="anthropic")
+            again = await host.call_meta_tool("mcp_list", {"server": "alpha"},
+                                              provider="anthropic")
+            assert not again.is_error and host.servers()["alpha"].state == "running"
+            gone = await host.call_meta_tool("mcp_call", {"server": "dies", "tool": "echo"},
+                                             provider="anthropic")
+            assert gone.is_error and "exited with code 7" in _text(gone)
+            assert "dying" not in _text(gone)  # the stderr tail stays with the operator
+            failed = await b.poll(lambda: _state(host, "dies"), lambda s: s == "backoff", 5)
+            assert failed == "backoff"
+
+    run(binding, scenario)
+    calls = [e["arguments"] for e in read_log(log) if e["method"] == "tools/call"]
+    assert calls == [{"text": "from json"}]
+
+
+async def _state(host: Any, name: str) -> str:
+    return str(host.servers()[name].state)
+
+
+def test_held_servers_are_not_stranded_and_only_running_ones_close() -> None:
+    spec = ServerSpec(name="s", command=("srv",))
+    core = HostCore(HostConfig(servers={"s": spec}))
+    i = core.begin_start("s", 0.0)
+    with pytest.raises(LocalProtocolError, match="only a running server"):
+        core.stop("s", 0.0, hold=True)  # still starting: nothing is listed yet
+    core.start_succeeded("s", i, 0.0, [Tool(name="t", input_schema={"type": "object"})])
+    core.stop("s", 1.0, hold=True)
+    assert core.is_held("s") and core.due(1.0) == []
+    core.disable("s", 2.0)
+    core.enable("s", 3.0)
+    assert not core.is_held("s") and core.due(3.0) == ["s"]  # enable starts it again

@@ -61,7 +61,9 @@ from ._host_common import (
     HostOptions,
     Run,
     client_arguments,
+    coerce_arguments,
     failure,
+    meta_message,
     meta_public_name,
 )
 
@@ -381,7 +383,7 @@ class AsyncHostBase:
                 continue
         return out
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
+    async def call_tool(self, name: str, arguments: dict[str, Any] | str | None = None, *,
                         timeout: float | None = None,
                         on_progress: ProgressCallback | None = None,
                         provider: str | None = None) -> CallToolResult:
@@ -398,6 +400,7 @@ class AsyncHostBase:
         server's client raises (:class:`~mcp_proto.ServerExited`: the call is not replayed).
         A result with ``is_error`` is returned, not raised.
         """
+        arguments = coerce_arguments(arguments)  # nothing is sent for bad ones
         refreshed = False
         deadline: float | None = None
         core = self._core
@@ -451,8 +454,10 @@ class AsyncHostBase:
         try:
             request = parse_meta_call(name, arguments, self._core.names())
             result = await self._run_meta(request)
-        except (MetaToolError, MCPError) as exc:
+        except MetaToolError as exc:
             result = meta_error(str(exc))
+        except MCPError as exc:  # the server's failure: no stderr for the model
+            result = meta_error(meta_message(exc))
         return to_provider_content(result, provider, name=name)
 
     async def _run_meta(self, request: MetaRequest) -> CallToolResult:
@@ -467,19 +472,31 @@ class AsyncHostBase:
             await self.stop_server(server)
             return meta_result({"server": server, "closed": True})
         if request.kind == "tools":
-            await self.server(server).list_tools(timeout=request.timeout)
+            fresh = await (await self._in_use(server)).list_tools(timeout=request.timeout)
             return meta_result({"server": server, "tools": [
                 {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
-                for t in core.server_tools(server)]})
+                for t in fresh if core.allows(server, t.name)]})
         if request.kind == "call":
             assert request.tool is not None
             public = meta_public_name(core, server, request.tool)
             # no argument fixes: the model wrote these for the tool's own schema
             return await self.call_tool(public, request.arguments, timeout=request.timeout)
         assert request.method is not None
-        raw = await self.server(server).send_request(request.method, request.arguments or None,
-                                                     timeout=request.timeout)
+        client = await self._in_use(server)
+        raw = await client.send_request(request.method, request.arguments or None,
+                                        timeout=request.timeout)
+        if request.method == "tools/list" and isinstance(raw.get("tools"), list):
+            raw = {**raw, "tools": [t for t in raw["tools"] if isinstance(t, dict)
+                                    and core.allows(server, str(t.get("name")))]}
         return meta_result(raw)
+
+    async def _in_use(self, name: str) -> AsyncClientBase:
+        """The client of ``name``, started first if it was closed until next used."""
+        self._check_open()
+        if self._core.is_held(name):
+            self._begin(name, self._clock())
+            await self._settle(name)
+        return self.server(name)
 
     # -- servers ------------------------------------------------------------------------------
 
@@ -487,8 +504,8 @@ class AsyncHostBase:
         """Stop a server's run until a call needs it again (its tools stay listed; the next
         call to one starts it)."""
         self._check_open()
+        self._core.stop(name, self._clock(), hold=True)  # first: a refusal stops nothing
         old = self._stop_run(name)
-        self._core.stop(name, self._clock(), hold=True)
         return await self._after_change(name, old, False)
 
     def servers(self) -> dict[str, ServerStatus]:
@@ -588,16 +605,16 @@ class AsyncHostBase:
     async def disable_server(self, name: str) -> ServerStatus:
         """Stop a server and keep it from starting (its tools are no longer listed)."""
         self._check_open()
-        old = self._stop_run(name)
         self._core.disable(name, self._clock())
+        old = self._stop_run(name)
         return await self._after_change(name, old, False)
 
     async def restart_server(self, name: str) -> ServerStatus:
         """Stop a server's run (if any) and start it now with a fresh schedule (also a
         ``failed`` one); waits and returns its status.  Calls in flight fail."""
         self._check_open()
-        old = self._stop_run(name)
         self._core.stop(name, self._clock())
+        old = self._stop_run(name)
         return await self._after_change(name, old, True)
 
     async def remove_server(self, name: str) -> ServerSpec:

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import difflib
 import functools
+import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, Protocol, TypeVar
 
 from mcp_proto import Event, Implementation, Limits, ServerExited
 from mcp_proto.host import (
     DEFAULT_MAX_SERVERS,
     DEFAULT_RESTART,
+    META_TOOLS,
     HostConfig,
     HostCore,
     MetaToolError,
@@ -40,7 +42,10 @@ __all__ = [
     "client_arguments",
     "failure",
     "host_connector",
+    "coerce_arguments",
     "load_source",
+    "meta_message",
+    "meta_policy",
     "meta_public_name",
 ]
 
@@ -184,7 +189,8 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
         :class:`~mcp_proto.host.ConfigError` for a bad config (every problem at once).
         """
         config = load_source(source, dialect=dialect, env=env, inputs=inputs)
-        options = HostOptions(names=names or NamePolicy(), restart=restart, timeout=timeout,
+        options = HostOptions(names=meta_policy(names or NamePolicy()), restart=restart,
+                              timeout=timeout,
                               max_servers=max_servers, on_server_event=on_server_event,
                               on_sampling=on_sampling, on_elicitation=on_elicitation,
                               roots=roots, on_notification=on_notification,
@@ -206,3 +212,36 @@ def meta_public_name(core: HostCore, server: str, tool: str) -> str:
         close = difflib.get_close_matches(tool, own, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise MetaToolError(f"server {server!r} has no tool {tool!r}{hint}") from None
+
+
+def meta_message(exc: BaseException) -> str:
+    """What a model is told when a meta-tool failed: the error, URL values redacted, and
+    no stderr (a server's stderr is for its operator, not for the model)."""
+    if isinstance(exc, ServerExited):
+        return f"ServerExited: the server exited with code {exc.exit_code}"
+    return redact_url(f"{type(exc).__name__}: {exc}")
+
+
+def coerce_arguments(arguments: object) -> dict[str, Any] | None:
+    """A tool call's arguments as an object: a mapping, None, or JSON text of an object
+    (what OpenAI hands over).  ``ValueError`` for text that is not a JSON object, and
+    ``TypeError`` for anything else: nothing is sent then."""
+    if arguments is None or isinstance(arguments, dict):
+        return arguments
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    if isinstance(arguments, str | bytes):
+        try:
+            value = json.loads(arguments)
+        except ValueError:
+            raise ValueError("the tool call's arguments are not valid JSON") from None
+        if not isinstance(value, dict):
+            raise ValueError("the tool call's arguments must be a JSON object")
+        return value
+    raise TypeError(f"the tool call's arguments must be an object, not "
+                    f"{type(arguments).__name__}")
+
+
+def meta_policy(names: NamePolicy) -> NamePolicy:
+    """``names`` with the meta-tools' names reserved, so no server's tool can take one."""
+    return replace(names, reserved=frozenset(names.reserved) | frozenset(META_TOOLS))

@@ -57,8 +57,10 @@ from ._host_common import (
     HostOptions,
     Run,
     client_arguments,
+    coerce_arguments,
     failure,
     host_connector,
+    meta_message,
     meta_public_name,
 )
 from .threads import _ClientBase, connect_http, connect_stdio
@@ -390,7 +392,7 @@ class Host:
                 continue
         return out
 
-    def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
+    def call_tool(self, name: str, arguments: dict[str, Any] | str | None = None, *,
                   timeout: float | None = None, on_progress: ProgressCallback | None = None,
                   provider: str | None = None) -> CallToolResult:
         """Call the tool whose public name is ``name`` and wait for its result.
@@ -406,6 +408,7 @@ class Host:
         server's client raises (:class:`~mcp_proto.ServerExited`: the call is not replayed).
         A result with ``is_error`` is returned, not raised.
         """
+        arguments = coerce_arguments(arguments)  # nothing is sent for bad ones
         refreshed = False
         deadline: float | None = None
         core = self._core
@@ -467,8 +470,10 @@ class Host:
         try:
             request = parse_meta_call(name, arguments, servers)
             result = self._run_meta(request)
-        except (MetaToolError, MCPError) as exc:
+        except MetaToolError as exc:
             result = meta_error(str(exc))
+        except MCPError as exc:  # the server's failure: no stderr for the model
+            result = meta_error(meta_message(exc))
         return to_provider_content(result, provider, name=name)
 
     def _run_meta(self, request: MetaRequest) -> CallToolResult:
@@ -484,10 +489,10 @@ class Host:
             self.stop_server(server)
             return meta_result({"server": server, "closed": True})
         if request.kind == "tools":
-            client = self.server(server)
-            client.list_tools(timeout=request.timeout)  # every page, fresh
+            client = self._in_use(server, request.timeout)
+            fresh = client.list_tools(timeout=request.timeout)  # every page, now
             with self._lock:
-                tools = self._core.server_tools(server)
+                tools = [t for t in fresh if self._core.allows(server, t.name)]
             return meta_result({"server": server, "tools": [
                 {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
                 for t in tools]})
@@ -498,9 +503,23 @@ class Host:
             # no argument fixes: the model wrote these for the tool's own schema
             return self.call_tool(public, request.arguments, timeout=request.timeout)
         assert request.method is not None
-        raw = self.server(server).send_request(request.method, request.arguments or None,
-                                               timeout=request.timeout)
+        raw = self._in_use(server, request.timeout).send_request(
+            request.method, request.arguments or None, timeout=request.timeout)
+        if request.method == "tools/list" and isinstance(raw.get("tools"), list):
+            with self._lock:  # what the filters hide stays hidden
+                raw = {**raw, "tools": [t for t in raw["tools"] if isinstance(t, dict)
+                                        and self._core.allows(server, str(t.get("name")))]}
         return meta_result(raw)
+
+    def _in_use(self, name: str, timeout: float | None) -> _ClientBase:
+        """The client of ``name``, started first if it was closed until next used."""
+        with self._lock:
+            self._check_open()
+            if self._core.is_held(name):
+                self._begin(name, self._clock())
+            until = self._clock() + (self._core.timeout if timeout is None else timeout)
+            self._settle(name, until)
+        return self.server(name)
 
     # -- servers -------------------------------------------------------------------------------
 
@@ -620,8 +639,8 @@ class Host:
                   start: bool) -> ServerStatus:
         with self._cond:
             self._check_open()
+            change(self._clock())  # first: a refused change (LocalProtocolError) stops nothing
             old = self._stop_run(name)
-            change(self._clock())
             if start:
                 self._start_due()
         if old is not None:

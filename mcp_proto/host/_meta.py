@@ -175,8 +175,22 @@ def parse_meta_call(name: str, arguments: Mapping[str, Any] | None,
         return MetaRequest(kind="call", server=server, tool=_name(args, "tool"),
                            arguments=_object(args, "arguments"), timeout=timeout)
     server = _server(args, servers)
-    return MetaRequest(kind="request", server=server, method=_name(args, "method"),
+    method = _name(args, "method")
+    refused = _REFUSED_METHODS.get(method) or (
+        _REFUSED_METHODS["notifications/"] if method.startswith("notifications/") else None)
+    if refused:
+        raise MetaToolError(f"mcp_request does not send {method!r}: {refused}")
+    return MetaRequest(kind="request", server=server, method=method,
                        arguments=_object(args, "params"), timeout=timeout)
+
+
+#: Methods ``mcp_request`` refuses, with why: it is for diagnostics and must not go around
+#: the host (its tool filters, its handshake) nor break the session.
+_REFUSED_METHODS = {
+    "tools/call": "call tools with mcp_call (the host's tool filters apply there)",
+    "initialize": "the host did the handshake; a second one would break the session",
+    "notifications/": "notifications get no answer; mcp_request sends requests",
+}
 
 
 def meta_result(value: Any) -> CallToolResult:

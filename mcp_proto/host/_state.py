@@ -496,6 +496,15 @@ class HostCore:
         self._schemas[key] = (definition, n)
         return n
 
+    def is_held(self, name: str) -> bool:
+        """True when the server is stopped until a call needs it."""
+        server = self._get(name)
+        return server.held and server.state == "stopped"
+
+    def allows(self, server: str, tool: str) -> bool:
+        """True when ``server``'s include/exclude patterns let ``tool`` through."""
+        return self._get(server).filter.allows(tool)
+
     def server_tools(self, name: str) -> list[Tool]:
         """A server's listed tools that its filter allows (its own names)."""
         server = self._get(name)
@@ -561,8 +570,13 @@ class HostCore:
     def stop(self, name: str, now: float, *, hold: bool = False) -> None:
         """The binding stopped the server's run (host closing, a restart by hand).  With
         ``hold`` the server stays stopped until a call needs it (:meth:`route` then says to
-        start it), and its tools stay listed meanwhile."""
+        start it), and its tools stay listed meanwhile: only a running server can be held
+        (:class:`LocalProtocolError` otherwise: a failed one waits for a restart by hand, a
+        disabled one for enable, a starting one has nothing listed yet)."""
         server = self._get(name)
+        if hold and server.state != "running":
+            raise LocalProtocolError(f"server {name!r} is {server.state}: only a running "
+                                     "server can be closed until next used")
         self._move(name, server, "stop", now)
         self._new_incarnation(server)  # whatever the old run reports now is stale
         if server.schedule is not None:
@@ -585,6 +599,7 @@ class HostCore:
     def disable(self, name: str, now: float) -> None:
         """The server must not run (the binding stops its run)."""
         server = self._get(name)
+        server.held = False
         if server.state != "disabled":
             self._move(name, server, "disable", now)
             self._new_incarnation(server)
