@@ -16,6 +16,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 from agents.exceptions import UserError
 from agents.strict_schema import ensure_strict_json_schema
@@ -26,6 +27,7 @@ from hypothesis import strategies as st
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
+from mcp_proto.host import _schema as schema_module
 from mcp_proto.host._schema import (
     GEMINI_FORMATS,
     GEMINI_SCHEMA_FIELDS,
@@ -416,12 +418,11 @@ def test_hostile_outcomes() -> None:
     assert not normalize_schema(HOSTILE["ref-cycle"], "openai-strict").strict
     objects = normalize_schema(HOSTILE["ref-cycle-objects"], "openai-strict")
     assert objects.strict
-    b = objects.schema["$defs"]["A"]["properties"]["b"]  # a described ref: inlined once
-    assert b["description"] == "to B" and b["anyOf"][1] == {"type": "null"}
-    assert b["anyOf"][0]["properties"]["a"]["description"] == "to A"
-    # ... and where it recurses, the reference stays, alone in a one-branch anyOf
-    assert b["anyOf"][0]["properties"]["a"]["anyOf"][0]["properties"]["b"] == {
+    # a described ref is never inlined: the reference stays, alone in a one-branch anyOf
+    assert objects.schema["$defs"]["A"]["properties"]["b"] == {
         "description": "to B", "anyOf": [{"$ref": "#/$defs/B"}, {"type": "null"}]}
+    assert objects.schema["$defs"]["B"]["properties"]["a"] == {
+        "description": "to A", "anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]}
     junk = normalize_schema(HOSTILE["non-dict-nodes"], "gemini-openapi")
     props = junk.schema["properties"]
     assert "f" not in props and props["t"] == props["l"] == props["n"] == {}
@@ -501,7 +502,10 @@ def test_anthropic_removes_top_level_combinators() -> None:
               "anyOf": [{"required": ["a"]}, {"required": ["b"]}],
               "allOf": [{"properties": {"n": {"oneOf": [{"type": "string"}]}}}]}
     out = normalize_schema(schema, "anthropic")
-    assert out.schema == {"type": "object", "properties": {"a": {"type": "string"}}}
+    assert out.schema == {"type": "object", "properties": {
+        "a": {"type": "string"}, "n": {"oneOf": [{"type": "string"}]}},  # below: kept
+        "description": "give the arguments of one of these alternatives: required: a "
+                       "| required: b"}
     assert {n.path for n in out.notes} == {"/anyOf", "/allOf"}
     assert normalize_schema({}, "anthropic").schema == {"type": "object"}
 
@@ -616,10 +620,10 @@ def test_strict_refs_kept_and_siblings_handled() -> None:
     assert props["plain"] == {"$ref": "#/$defs/P"}
     point = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"],
              "additionalProperties": False}
-    assert props["described"] == {**point, "description": "the point"}
+    assert point == out.schema["$defs"]["P"]
+    assert props["described"] == {"description": "the point", "anyOf": [{"$ref": "#/$defs/P"}]}
     assert props["bounded"] == {"type": "integer", "minimum": 1, "maximum": 9}
-    assert props["alias"] == {"$ref": "#/$defs/P", "description": "via alias"} or \
-        props["alias"] == {**point, "description": "via alias"}
+    assert props["alias"] == {"description": "via alias", "anyOf": [{"$ref": "#/$defs/Alias"}]}
     assert set(out.schema["$defs"]) == {"P", "Alias"}  # Unused (a map) dropped, noted
     assert Note("/$defs/Unused", "removed", "unused definition removed") in out.notes
 
@@ -899,3 +903,263 @@ def test_notes_point_into_the_source() -> None:
                         assert i == len(parts) - 1, (name, note)
         assert _all_notes(normalize_schema(schema, "openai")).keys() <= {"removed",
                                                                          "added-type"}
+
+
+# -- review regressions ------------------------------------------------------------------------
+
+
+def valid(schema: Mapping[str, Any], instance: Any) -> bool:
+    return bool(jsonschema.Draft202012Validator(schema).is_valid(instance))
+
+
+def alias_chain(length: int, through_any_of: bool = False) -> dict[str, Any]:
+    """An optional property pointing at ``A0 -> A1 -> ... -> A<length>`` (aliases, or anyOf
+    branches of the next one): small, and one recursion per hop for a naive walk."""
+    defs: dict[str, Any] = {
+        f"A{i}": {"anyOf": [{"$ref": f"#/$defs/A{i + 1}"}, {"type": "integer"}]}
+        if through_any_of else {"$ref": f"#/$defs/A{i + 1}"} for i in range(length)}
+    defs[f"A{length}"] = {"type": "string"}
+    return {"type": "object", "properties": {"p": {"$ref": "#/$defs/A0"}}, "$defs": defs}
+
+
+@pytest.mark.parametrize("target", SCHEMA_TARGETS)
+@pytest.mark.parametrize("through_any_of", [False, True])
+def test_long_ref_chains_never_recursion_error(target: str, through_any_of: bool) -> None:
+    schema = alias_chain(1200, through_any_of)
+    before = copy.deepcopy(schema)
+    try:
+        check(normalize_schema(schema, target), target)
+    except SchemaError as exc:
+        assert exc.target == target and exc.reason
+    assert schema == before
+    short = normalize_schema(alias_chain(3, through_any_of), "openai-strict")
+    assert short.strict  # a short chain still converts
+
+
+@pytest.mark.parametrize("target", SCHEMA_TARGETS)
+@pytest.mark.parametrize("error", [RecursionError, OverflowError])
+def test_internal_recursion_and_overflow_become_schema_errors(
+        monkeypatch: pytest.MonkeyPatch, target: str, error: type[Exception]) -> None:
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise error("deep inside")
+    monkeypatch.setattr(schema_module, "_prepare_root", boom)
+    with pytest.raises(SchemaError) as info:
+        normalize_schema({"type": "object"}, target)
+    assert info.value.target == target and "deep inside" not in str(info.value)
+
+
+def test_huge_ints_and_non_finite_numbers() -> None:
+    huge = json.loads('{"type": "object", "properties": {"a": {"type": "integer", '
+                      '"exclusiveMinimum": 1' + "0" * 400 + ', "minimum": 1' + "0" * 400
+                      + "}}, \"required\": [\"a\"]}")
+    out = strict(huge)
+    assert out.strict and out.schema["properties"]["a"]["minimum"] == 10 ** 400
+    assert out.schema["properties"]["a"]["exclusiveMinimum"] == 10 ** 400
+    gem = gemini(huge)  # Gemini's numbers are floats: 10**400 does not fit, so removed
+    assert "minimum" not in gem.schema["properties"]["a"]
+    assert any(n.path == "/properties/a/minimum" and n.kind == "removed" for n in gem.notes)
+    nan = strict({"type": "object", "properties": {"a": {
+        "type": "number", "minimum": float("nan"), "maximum": float("inf"),
+        "default": float("nan")}}, "required": ["a"]})
+    assert nan.strict and nan.schema["properties"]["a"] == {"type": "number"}
+    assert {"/properties/a/minimum", "/properties/a/maximum"} <= {
+        n.path for n in nan.notes if n.kind == "removed"}
+    for bad in ({"enum": [1.0, float("nan")]}, {"const": float("-inf")}):
+        schema = {"type": "object", "properties": {"a": {"type": "number", **bad}},
+                  "required": ["a"]}
+        result = normalize_schema(schema, "openai-strict")
+        assert not result.strict
+        assert any(n.kind == "not-strict" and n.path.startswith("/properties/a")
+                   for n in result.notes)
+
+
+def test_strict_refuses_objects_whose_branches_would_accept_nothing() -> None:
+    properties_and_branches = {"type": "object", "properties": {"q": {
+        "type": "object", "properties": {"x": {"type": "string"}},
+        "anyOf": [{"type": "object", "properties": {"y": {"type": "integer"}}},
+                  {"type": "object", "properties": {"z": {"type": "integer"}}}]}},
+        "required": ["q"]}
+    unevaluated_over_branches = {"type": "object", "properties": {"q": {
+        "type": "object", "anyOf": [
+            {"properties": {"a": {"type": "string"}}, "required": ["a"]},
+            {"properties": {"b": {"type": "string"}}, "required": ["b"]}],
+        "unevaluatedProperties": False}}, "required": ["q"]}
+    untyped_unevaluated = {"type": "object", "properties": {"q": {
+        "anyOf": [{"properties": {"a": {"type": "string"}}, "required": ["a"]}],
+        "unevaluatedProperties": False}}, "required": ["q"]}
+    for schema, args in ((properties_and_branches, {"q": {"x": "a", "y": 1}}),
+                         (unevaluated_over_branches, {"q": {"a": "x"}}),
+                         (untyped_unevaluated, {"q": {"a": "x"}})):
+        assert valid(schema, args)
+        out = strict(schema)
+        assert not out.strict, out.schema
+        (why,) = [n for n in out.notes if n.kind == "not-strict"]
+        assert why.path.startswith("/properties/q")
+        assert out.schema == normalize_schema(schema, "openai").schema
+    alone = strict({"type": "object", "properties": {"a": {"type": "string"}},
+                    "required": ["a"], "unevaluatedProperties": False})
+    assert alone.strict and alone.schema["additionalProperties"] is False
+
+
+def test_fix_arguments_applies_the_parents_fix_beside_branches() -> None:
+    item = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+            "required": ["a"]}
+    schema = {"type": "object", "properties": {"xs": {
+        "type": "array", "items": item,
+        "anyOf": [{"type": "array", "items": item, "maxItems": 2},
+                  {"type": "array", "items": item, "minItems": 5}]}}, "required": ["xs"]}
+    out = strict(schema)
+    assert out.strict
+    args = {"xs": [{"a": "x", "b": None}]}
+    assert valid(out.schema, args) and not valid(schema, args)
+    assert out.fix_arguments(args) == {"xs": [{"a": "x"}]}
+
+
+def described_dag(levels: int) -> dict[str, Any]:
+    """pydantic's shape for a model with two described fields of the next model."""
+    defs: dict[str, Any] = {f"M{levels - 1}": {"type": "object", "properties": {
+        "v": {"type": "string"}}, "required": ["v"]}}
+    for i in range(levels - 1):
+        defs[f"M{i}"] = {"type": "object", "properties": {
+            "l": {"$ref": f"#/$defs/M{i + 1}", "description": "left"},
+            "r": {"$ref": f"#/$defs/M{i + 1}", "description": "right"}}, "required": ["l", "r"]}
+    return {"type": "object", "properties": {"root": {"$ref": "#/$defs/M0",
+                                                      "description": "root"}},
+            "required": ["root"], "$defs": defs}
+
+
+def test_strict_described_refs_stay_linear() -> None:
+    dag = strict(described_dag(18))  # inlined, 2**18 copies: over the budget
+    assert not dag.strict  # (deeper than OpenAI's ten levels) but never dropped
+    assert len(json.dumps(dag.schema)) < 2 * len(json.dumps(described_dag(18)))
+    small = strict(described_dag(4))
+    assert small.strict
+    assert small.schema["$defs"]["M0"]["properties"]["l"] == {
+        "description": "left", "anyOf": [{"$ref": "#/$defs/M1"}]}
+    assert small.schema["properties"]["root"] == {"description": "root",
+                                                  "anyOf": [{"$ref": "#/$defs/M0"}]}
+    optional = strict({"type": "object", "properties": {"n": {
+        "$ref": "#/$defs/N", "description": "d"}}, "$defs": {"N": {
+            "type": "object", "properties": {"k": {"type": "string"}}, "required": ["k"]}}})
+    assert optional.strict
+    assert optional.schema["properties"]["n"] == {
+        "description": "d", "anyOf": [{"$ref": "#/$defs/N"}, {"type": "null"}]}
+    assert set(optional.schema["$defs"]) == {"N"}  # used, so kept
+    assert optional.fix_arguments({"n": None}) == {}
+
+
+def test_strict_over_budget_falls_back_to_the_plain_form() -> None:
+    schema = {"type": "object", "properties": {f"p{i}": {
+        "anyOf": [{"type": "integer"}, {"type": "string"}]} for i in range(200)}}
+    budget = 1_200  # the source (~600 nodes) fits; the strict conversion does not
+    out = normalize_schema(schema, "openai-strict", budget=budget)
+    assert not out.strict and out.schema == normalize_schema(schema, "openai").schema
+    (why,) = [n for n in out.notes if n.kind == "not-strict"]
+    assert "budget" in why.detail
+
+
+class OptionalCat(BaseModel):
+    kind: Literal["cat"] = "cat"
+    lives: int | None = None
+    name: str = "x"
+
+
+class OptionalDog(BaseModel):
+    kind: Literal["dog"] = "dog"
+    lives: int | None = None
+    name: str = "x"
+
+
+class Home(BaseModel):
+    pet: OptionalCat | OptionalDog
+
+
+def test_fix_arguments_optional_discriminators() -> None:
+    def pet(name: str) -> dict[str, Any]:
+        return {"type": "object", "properties": {"kind": {"const": name},
+                                                 "lives": {"type": "integer"}}}
+    schema = {"type": "object", "properties": {"pet": {"anyOf": [
+        {"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}]}}, "required": ["pet"],
+        "$defs": {"Cat": pet("cat"), "Dog": pet("dog")}}
+    out = strict(schema)
+    assert out.fix_arguments({"pet": {"kind": "dog", "lives": None}}) == {"pet": {"kind": "dog"}}
+    # the kind sent as null: both branches match, and both strip lives and kind
+    assert out.fix_arguments({"pet": {"kind": None, "lives": None}}) == {"pet": {}}
+    home = Home.model_json_schema()
+    h_out = strict(home)
+    assert h_out.strict
+    for args in ({"pet": {"kind": "dog", "lives": None, "name": None}},
+                 {"pet": {"kind": "cat", "lives": 3, "name": None}}):
+        assert valid(h_out.schema, args)
+        fixed = h_out.fix_arguments(args)
+        assert valid(home, fixed), fixed
+        assert "name" not in fixed["pet"]
+    twins = {"type": "object", "properties": {"u": {"anyOf": [
+        {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
+         "required": ["b"]},
+        {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+         "required": ["b"]}]}}, "required": ["u"]}
+    t_out = strict(twins)
+    assert t_out.fix_arguments({"u": {"a": None, "b": 1}}) == {"u": {"b": 1}}
+
+
+def test_gemini_type_list_keywords_go_to_their_branch() -> None:
+    out = gemini({"type": "object", "properties": {
+        "v": {"type": ["object", "array"], "properties": {"a": {"type": "string"}},
+              "required": ["a"], "items": {"type": "string"}, "minItems": 1},
+        "w": {"type": ["string", "object", "null"], "properties": {"a": {"type": "string"}},
+              "maxLength": 3}}})
+    p = out.schema["properties"]
+    assert p["v"] == {"anyOf": [
+        {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+        {"type": "array", "items": {"type": "string"}, "minItems": 1}]}
+    assert p["w"] == {"nullable": True, "anyOf": [
+        {"type": "string", "maxLength": 3},
+        {"type": "object", "properties": {"a": {"type": "string"}}}]}
+
+
+def test_anthropic_root_combinators_keep_every_parameter() -> None:
+    merged = normalize_schema({
+        "type": "object", "allOf": [
+            {"$ref": "#/$defs/Base"},
+            {"properties": {"q": {"type": "string"}}, "required": ["q"]}],
+        "$defs": {"Base": {"type": "object", "properties": {"id": {"type": "integer"}},
+                           "required": ["id"]}}}, "anthropic")
+    check(merged, "anthropic")
+    assert merged.schema["properties"] == {"id": {"type": "integer"}, "q": {"type": "string"}}
+    assert merged.schema["required"] == ["id", "q"]
+    assert any(n.path == "/allOf" and n.kind == "merged" for n in merged.notes)
+    union = normalize_schema({"anyOf": [
+        {"type": "object", "properties": {"a": {"type": "string"}, "c": {"type": "integer"}},
+         "required": ["a", "c"]},
+        {"type": "object", "properties": {"b": {"type": "string"}, "c": {"type": "string"}},
+         "required": ["b", "c"]}]}, "anthropic")
+    check(union, "anthropic")
+    props = union.schema["properties"]
+    assert set(props) == {"a", "b", "c"} and props["a"] == {"type": "string"}
+    assert props["c"] == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+    assert union.schema["required"] == ["c"]  # required in every alternative
+    assert "a" in union.schema["description"] and "b" in union.schema["description"]
+    assert any(n.path == "/anyOf" and n.kind == "moved-to-description" for n in union.notes)
+
+
+def test_strict_keyword_values_are_checked() -> None:
+    schema = {"type": "object", "properties": {
+        "n": {"type": "integer", "minimum": "x", "maximum": True, "multipleOf": 0},
+        "xs": {"type": "array", "items": {"type": "string", "pattern": {}},
+               "minItems": True, "maxItems": -1},
+        "s": {"type": "string", "description": 5, "title": ["t"]},
+        "r": {"$ref": "#/$defs/S", "description": {"x": 1}}},
+        "required": ["n", "xs", "s", "r"], "$defs": {"S": {"type": "string"}}}
+    out = strict(schema)
+    assert out.strict
+    p = out.schema["properties"]
+    assert p["n"] == {"type": "integer"}
+    assert p["xs"] == {"type": "array", "items": {"type": "string"}}
+    assert p["s"] == {"type": "string"}
+    assert p["r"] == {"$ref": "#/$defs/S"}
+    removed = {n.path for n in out.notes if n.kind == "removed"}
+    assert {"/properties/n/minimum", "/properties/n/maximum", "/properties/n/multipleOf",
+            "/properties/xs/items/pattern", "/properties/xs/minItems",
+            "/properties/xs/maxItems", "/properties/s/description", "/properties/s/title",
+            "/properties/r/description"} <= removed

@@ -13,7 +13,8 @@ Rules:
 - Work is bounded whatever the input: the input's nesting is checked first (``max_depth``),
   every output node costs one unit of ``budget`` (so a ``$ref`` fan-out cannot expand
   exponentially), recursion through ``$ref`` is unfolded ``ref_unfold`` times and then
-  described.  Over a bound is a :class:`SchemaError` for that one tool, never a hang.
+  described.  Over a bound is a :class:`SchemaError` for that one tool, never a hang (and
+  never a RecursionError or OverflowError: those are turned into a SchemaError too).
 - Transformations are tables (keyword -> action, per target); the code does what the table
   says.  A keyword no table knows is removed (with a note) where the target has a whitelist.
 
@@ -25,24 +26,31 @@ Targets (:data:`SCHEMA_TARGETS`):
     Structured Outputs: every object closed and fully required, optional properties made
     nullable (and :meth:`Normalized.fix_arguments` removes the ``null`` a model sends for
     them), ``oneOf`` -> ``anyOf``, refused keywords removed or described, ``$ref``/``$defs``
-    kept.  When the schema cannot be strict without changing what it accepts (a map, an
-    untyped value, ``not``, ``patternProperties``, ...) the result is the ``openai`` form with
-    ``strict=False`` and a ``not-strict`` note saying why: the decision is per tool.
+    kept (a described ``$ref`` becomes ``{"description": ..., "anyOf": [{"$ref": ...}]}``,
+    never inlined, so the size stays linear).  When the schema cannot be strict without
+    changing what it accepts (a map, an untyped value, ``not``, ``patternProperties``, an
+    object with ``anyOf`` branches, ...) or the strict conversion is over ``budget``, the
+    result is the ``openai`` form with ``strict=False`` and a ``not-strict`` note saying
+    why: the decision is per tool.  Keyword values are checked: a bad one is removed.
 ``anthropic``
     The root must be an object; top-level ``anyOf``/``oneOf``/``allOf`` (which the Messages
-    API refuses) are removed; everything else is kept.
+    API refuses) are folded into the root: an ``allOf`` merged, the alternatives' properties
+    hoisted as optional properties and the alternatives said in the description, so no
+    parameter is lost.  Everything else is kept.
 ``gemini``
     The ``parametersJsonSchema`` channel: minimal, like ``openai``.
 ``gemini-openapi``
     The ``parameters`` channel (an OpenAPI 3.0 subset): only Gemini ``Schema`` fields remain,
-    ``$ref`` inlined, type arrays and ``null`` branches become ``nullable``, non-string enums
-    and unsupported formats move to the description.
+    ``$ref`` inlined, type arrays and ``null`` branches become ``nullable`` (a list of types
+    becomes ``anyOf``, each type's keywords in its branch), non-string enums and unsupported
+    formats move to the description, numbers that do not fit a double are removed.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -194,6 +202,10 @@ class SchemaError(MCPError, ValueError):
         super().__init__(f"tool schema unusable for {target or 'this target'}: {reason}")
 
 
+class _OverBudget(SchemaError):
+    """Over ``budget`` while converting: openai-strict then sends the plain form instead."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Fix:
     """What :meth:`Normalized.fix_arguments` does to one argument value (openai-strict)."""
@@ -239,18 +251,24 @@ class Normalized:
         return dict(fixed) if isinstance(fixed, Mapping) else dict(arguments)
 
 
-def _apply_fix(fix: _Fix, value: Any, defs: Mapping[str, _Fix], depth: int) -> Any:
+def _deref_fix(fix: _Fix, defs: Mapping[str, _Fix]) -> _Fix | None:
+    """``fix`` with its chain of definitions followed; None for a cycle or a missing one."""
     seen: set[str] = set()
     while fix.ref is not None:
         if fix.ref in seen or fix.ref not in defs:
-            return value
+            return None
         seen.add(fix.ref)
         fix = defs[fix.ref]
-    if depth > MAX_FIX_DEPTH:
+    return fix
+
+
+def _apply_fix(fix: _Fix, value: Any, defs: Mapping[str, _Fix], depth: int) -> Any:
+    resolved = _deref_fix(fix, defs)
+    if resolved is None or depth > MAX_FIX_DEPTH:
         return value
-    if fix.branches:
-        chosen = _choose_branch(fix.branches, value, defs)
-        return value if chosen is None else _apply_fix(chosen, value, defs, depth + 1)
+    fix = resolved
+    # the branch is chosen on the value as the model sent it (every property present)
+    chosen = _choose_branch(fix.branches, value, defs) if fix.branches else None
     if isinstance(value, Mapping) and fix.keys is not None:
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -258,30 +276,36 @@ def _apply_fix(fix: _Fix, value: Any, defs: Mapping[str, _Fix], depth: int) -> A
                 continue
             child = fix.properties.get(key)
             out[key] = item if child is None else _apply_fix(child, item, defs, depth + 1)
-        return out
-    if isinstance(value, list) and fix.items is not None:
-        return [_apply_fix(fix.items, item, defs, depth + 1) for item in value]
-    return value
+        value = out
+    elif isinstance(value, list) and fix.items is not None:
+        value = [_apply_fix(fix.items, item, defs, depth + 1) for item in value]
+    return value if chosen is None else _apply_fix(chosen, value, defs, depth + 1)
 
 
 def _choose_branch(branches: Sequence[_Fix], value: Any, defs: Mapping[str, _Fix]) -> _Fix | None:
-    """The one ``anyOf`` branch an object value can be (strict mode sends every property, so
-    its keys are exactly the branch's); None when no branch or several fit."""
+    """What to do for the ``anyOf`` branches an object value can be: strict mode sends every
+    property, so its keys are exactly the branch's, and each one-value property (a
+    discriminator) is that value or, when it was optional, ``null``.  With one such branch,
+    its fix; with several, what all of them would do (a key is stripped when every one
+    strips it); None when none fits."""
     if not isinstance(value, Mapping):
         return None
     found: list[_Fix] = []
     for branch in branches:
-        resolved: _Fix | None = branch
-        seen: set[str] = set()
-        while resolved is not None and resolved.ref is not None:
-            ref = resolved.ref
-            resolved = None if ref in seen else defs.get(ref)
-            seen.add(ref)
+        resolved = _deref_fix(branch, defs)
         if resolved is None or resolved.keys is None or resolved.keys != set(value):
             continue
-        if all(value.get(k) == v for k, v in resolved.consts.items()):
+        if all(_json_equal(value.get(k), v) or (value.get(k) is None and k in resolved.strip)
+               for k, v in resolved.consts.items()):
             found.append(resolved)
-    return found[0] if len(found) == 1 else None
+    if len(found) <= 1:
+        return found[0] if found else None
+    first = found[0]
+    strip = frozenset.intersection(*(f.strip for f in found))
+    props = {k: v for k, v in first.properties.items()
+             if all(f.properties.get(k) == v for f in found[1:])}
+    items = first.items if all(f.items == first.items for f in found[1:]) else None
+    return _Fix(strip, props, first.keys, {}, items)
 
 
 # -- shared machinery --------------------------------------------------------------------------
@@ -305,8 +329,11 @@ _ADJACENT_GROUPS: Final = (
 )
 
 
+_FLOAT_MAX: Final = int(sys.float_info.max)
+
+
 def _pointer(path: _Path) -> str:
-    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in path)
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
 def _describe_value(value: Any) -> str:
@@ -330,8 +357,34 @@ def _is_int(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) \
-        and math.isfinite(value)
+    """A JSON number: any int (json.loads makes ints of any size: they are finite, and
+    ``math.isfinite`` would overflow on them) or a finite float (never NaN or Infinity)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+
+
+def _is_float(value: Any) -> bool:
+    """A number that fits a double (Gemini's ``Schema`` numbers are floats)."""
+    return _is_number(value) and (isinstance(value, float) or abs(value) <= _FLOAT_MAX)
+
+
+def _is_finite_json(value: Any, budget: int = 10_000) -> bool:
+    """No NaN or Infinity anywhere in ``value`` (they are not JSON); looked at without
+    recursion, giving up (False) after ``budget`` values."""
+    stack = [value]
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return False
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return True
 
 
 def _json_equal(a: Any, b: Any) -> bool:
@@ -413,7 +466,7 @@ class _Ctx:
     def spend(self, path: _Path, n: int = 1) -> None:
         self.budget -= n
         if self.budget < 0:
-            raise SchemaError(_pointer(path), "converting the schema costs more nodes than the "
+            raise _OverBudget(_pointer(path), "converting the schema costs more nodes than the "
                               "budget allows (a $ref fan-out or a very large schema)",
                               self.target)
 
@@ -489,12 +542,148 @@ def _minimal(schema: Mapping[str, Any], ctx: _Ctx) -> dict[str, Any]:
     root = _prepare_root(schema, ctx)
     out: dict[str, Any] = ctx.copy(root, ())
     if ctx.target == "anthropic":
-        for key in _ROOT_COMBINATORS:
+        # the Messages API refuses these in input_schema: their parameters are moved to the
+        # root (the server still validates the arguments against the source)
+        if "allOf" in out:
+            _merge_root_all_of(out, ctx)
+        for key in ("anyOf", "oneOf"):
             if key in out:
-                del out[key]
-                ctx.note((key,), "removed", f"top-level {key} removed (the Messages API refuses "
-                         "it in input_schema; the server still validates the arguments)")
+                _hoist_alternatives(out, key, ctx)
     return out
+
+
+#: Root ``anyOf``/``oneOf`` alternatives said in the description (anthropic); the rest are
+#: counted ("…"): the description is for the model.
+_MAX_ALTERNATIVES_DESCRIBED = 20
+
+
+def _deref_entry(entry: Any, ctx: _Ctx, path: _Path) -> Any:
+    """A root combinator's entry with its local ``$ref`` chain followed (siblings merged when
+    they can be, else the referent kept and the siblings noted)."""
+    seen: set[str] = set()
+    while isinstance(entry, Mapping) and "$ref" in entry:
+        ref = entry["$ref"]
+        found = _resolve(ctx.root, ref) if isinstance(ref, str) and ref not in seen else None
+        if found is None or not isinstance(found[0], Mapping):
+            ctx.note((*path, "$ref"), "removed", "a $ref that resolves nowhere (or in a circle) "
+                     "removed")
+            return {k: v for k, v in entry.items() if k != "$ref"}
+        seen.add(ref)
+        ctx.spend(path)
+        rest = {k: v for k, v in entry.items() if k != "$ref"}
+        merged = _merge_pair(found[0], rest)
+        if merged is None:
+            ctx.note(path, "removed", "siblings of $ref that conflict with it removed")
+            merged = dict(found[0])
+        entry = merged
+    return entry
+
+
+def _merge_root_all_of(out: dict[str, Any], ctx: _Ctx) -> None:
+    """A root ``allOf`` merged into the root: properties united (a property in two places
+    gets both schemas in an ``allOf``, the intersection), required names united, other
+    keywords added when the root lacks them; what cannot be merged is removed with a note."""
+    entries = out.pop("allOf")
+    if not isinstance(entries, list):
+        ctx.note(("allOf",), "removed", "top-level allOf removed (not a list)")
+        return
+    for i, raw in enumerate(entries):
+        epath: _Path = ("allOf", str(i))
+        entry = _deref_entry(raw, ctx, epath)
+        if not isinstance(entry, Mapping):
+            ctx.note(epath, "removed", "allOf entry that is not a schema removed")
+            continue
+        for key, value in entry.items():
+            kpath = (*epath, key)
+            if key == "properties" and isinstance(value, Mapping) \
+                    and isinstance(out.setdefault("properties", {}), dict):
+                props = out["properties"]
+                for name, sub in value.items():
+                    if name not in props:
+                        props[name] = ctx.copy(sub, (*kpath, str(name)))
+                    elif not _json_equal(props[name], sub):
+                        props[name] = {"allOf": [props[name], ctx.copy(sub, (*kpath, str(name)))]}
+            elif key == "required" and isinstance(value, list) \
+                    and isinstance(out.get("required", []), list):
+                out["required"] = list(dict.fromkeys([*out.get("required", []), *value]))
+            elif key == "type" and (value == "object"
+                                    or (isinstance(value, list) and "object" in value)):
+                continue
+            elif key in ("anyOf", "oneOf") and key not in out:
+                out[key] = ctx.copy(value, kpath)  # hoisted below, like the root's own
+            elif key in _ANNOTATIONS and key in out:
+                continue  # the root's own annotation wins
+            elif key not in out and key not in ("allOf", "type", "$defs", "definitions") \
+                    and key not in _ADJACENT_GROUPS[0]:
+                # (additionalProperties & co. in an entry speak of that entry's properties
+                # only: at the root they would speak of all of them, so they are not moved)
+                out[key] = ctx.copy(value, kpath)
+            elif key not in out or not _json_equal(out[key], value):
+                ctx.note(kpath, "removed", f"{key} in a top-level allOf entry removed (it "
+                         "cannot be merged into the root; the server still validates it)")
+    ctx.note(("allOf",), "merged", "top-level allOf merged into the root (the Messages API "
+             "refuses it in input_schema)")
+
+
+def _hoist_alternatives(out: dict[str, Any], key: str, ctx: _Ctx) -> None:
+    """A root ``anyOf``/``oneOf``: every alternative's properties become optional properties
+    of the root (one that differs between alternatives takes their ``anyOf``), names required
+    by every alternative are required, and the alternatives are said in the description."""
+    alts = out.pop(key)
+    upath: _Path = (key,)
+    if not isinstance(alts, list) or not alts or not isinstance(out.get("properties", {}),
+                                                                  dict):
+        ctx.note(upath, "removed", f"top-level {key} removed (the Messages API refuses it)")
+        return
+    props: dict[str, Any] = out.setdefault("properties", {})
+    collected: dict[str, list[Any]] = {}
+    required_sets: list[set[str]] = []
+    texts: list[str] = []
+    for i, raw in enumerate(alts):
+        apath = (*upath, str(i))
+        alt = _deref_entry(raw, ctx, apath)
+        if not isinstance(alt, Mapping):
+            required_sets.append(set())
+            texts.append("any arguments")
+            continue
+        aprops = alt.get("properties")
+        names = [str(n) for n in aprops] if isinstance(aprops, Mapping) else []
+        if isinstance(aprops, Mapping):
+            for name, sub in aprops.items():
+                collected.setdefault(str(name), []).append(sub)
+        req = alt.get("required")
+        wanted = [r for r in req if isinstance(r, str)] if isinstance(req, list) else []
+        required_sets.append(set(wanted))
+        text = ", ".join(names)
+        if wanted:
+            text += f" (required: {', '.join(wanted)})" if text else \
+                f"required: {', '.join(wanted)}"
+        text = text or "any arguments"
+        texts.append(text if len(text) <= MAX_DESCRIBED_CHARS
+                     else text[:MAX_DESCRIBED_CHARS - 1] + "…")
+    for name, subs in collected.items():
+        if name in props:
+            continue  # the root's own schema for it applies to every alternative
+        unique: list[Any] = []
+        for sub in subs:
+            if not any(_json_equal(sub, u) for u in unique):
+                unique.append(sub)
+        copies = [ctx.copy(u, upath) for u in unique]
+        props[name] = copies[0] if len(copies) == 1 else {"anyOf": copies}
+    common = set.intersection(*required_sets)
+    if common:
+        order = [n for n in dict.fromkeys(r for s in required_sets for r in sorted(s))
+                 if n in common]
+        have = out.get("required")
+        out["required"] = list(dict.fromkeys([*(have if isinstance(have, list) else []),
+                                              *order]))
+    shown = texts[:_MAX_ALTERNATIVES_DESCRIBED]
+    more = " | …" if len(texts) > _MAX_ALTERNATIVES_DESCRIBED else ""
+    _with_description(out, [f"give the arguments of one of these alternatives: "
+                            f"{' | '.join(shown)}{more}"])
+    ctx.note(upath, "moved-to-description", f"top-level {key} (refused by the Messages API): "
+             "its properties moved to the root as optional, the alternatives said in the "
+             "description")
 
 
 # -- openai-strict -----------------------------------------------------------------------------
@@ -536,6 +725,27 @@ _STRICT_ACTIONS: Final[Mapping[str, str]] = {
     "contains": _REFUSE, "$dynamicRef": _REFUSE, "$recursiveRef": _REFUSE,
 }
 _STRICT_REF_FORMS: Final = ("#/$defs/", "#/definitions/")
+#: Keywords whose subschemas evaluate properties, so that ``unevaluatedProperties: false``
+#: beside them is not ``additionalProperties: false`` (``allOf`` and ``$ref`` are merged
+#: first; ``if``/``dependentSchemas`` are refused anyway).
+_EVALUATING: Final = ("anyOf", "oneOf", "allOf", "$ref", "if", "then", "else",
+                      "dependentSchemas")
+#: What a kept keyword's value must be in strict mode (the rest of the table is checked by
+#: code); a value that is not is removed with a note, never copied into a strict schema.
+_VALUE_CHECKS: Final[Mapping[str, Callable[[Any], bool]]] = {
+    "string": lambda v: isinstance(v, str),
+    "number": _is_number,
+    "positive": lambda v: _is_number(v) and v > 0,
+    "count": lambda v: _is_int(v) and v >= 0,
+}
+_STRICT_VALUES: Final[Mapping[str, str]] = {
+    "description": "string", "title": "string", "pattern": "string", "multipleOf": "positive",
+    "minimum": "number", "maximum": "number", "minItems": "count", "maxItems": "count",
+}
+#: Levels (``$ref`` hops and combinator branches) :meth:`_Strict.allows_null` follows before
+#: answering "no" (always safe, see there): real schemas need a handful, and it keeps a chain
+#: of a thousand ``$ref`` aliases far from Python's recursion limit.
+_MAX_NULL_LEVELS = 64
 
 
 class _Strict:
@@ -547,7 +757,7 @@ class _Strict:
         self.queue: list[str] = []            # definitions referenced, to convert
         self.def_out: dict[str, dict[str, Any]] = {}
         self.def_fix: dict[str, _Fix] = {}
-        self.inlining: list[str] = []         # refs inlined on the current path
+        self.null_memo: dict[str, bool] = {}  # allows_null of each $ref's target
 
     # ---- entry
 
@@ -574,16 +784,20 @@ class _Strict:
             d_out, d_fix = self.node(target, path, 2)
             self.def_out[ref] = d_out
             self.def_fix[ref] = d_fix if d_fix is not None else _Fix()
+        ends: set[str] = set()  # aliases known to end in a real schema (linear, not n**2)
         for ref, first in self.def_out.items():
             chain, d_out = {ref}, first
             while set(d_out) == {"$ref"}:  # an alias: it must end in a real schema
                 nxt = d_out["$ref"]
+                if nxt in ends:
+                    break
                 if nxt in chain or nxt == "#":
                     found = _resolve(ctx.root, ref)
                     raise _NotStrict(found[1] if found else (), "a circular chain of $ref "
                                      "aliases")
                 chain.add(nxt)
                 d_out = self.def_out[nxt]
+            ends |= chain
         self.def_fix["#"] = fix if fix is not None else _Fix()
         for container in ("$defs", "definitions"):
             defs = root.get(container)
@@ -649,7 +863,10 @@ class _Strict:
             action = _STRICT_ACTIONS.get(key, _DROP)
             kpath = (*path, key)
             if action == _KEEP:
-                out[key] = ctx.copy(value, kpath)
+                if _VALUE_CHECKS[_STRICT_VALUES[key]](value):
+                    out[key] = ctx.copy(value, kpath)
+                else:
+                    ctx.note(kpath, "removed", f"{key} removed (not a valid value)")
             elif action == _DESCRIBE:
                 described.append(f"{key}: {_describe_value(value)}")
                 ctx.note(kpath, "moved-to-description",
@@ -674,9 +891,16 @@ class _Strict:
             elif key == "unevaluatedProperties":
                 if value is not False:
                     raise _NotStrict(kpath, "unevaluatedProperties other than false")
+                evaluating = [k for k in _EVALUATING if k in s]
+                if evaluating:
+                    # the properties evaluated by the branches would be closed out
+                    raise _NotStrict(kpath, "unevaluatedProperties: false over "
+                                     f"{evaluating[0]} (closing each part accepts less)")
                 ctx.note(kpath, "removed", "unevaluatedProperties: false removed (the object "
                          "is closed with additionalProperties: false)")
             elif key == "const":
+                if not _is_finite_json(value):
+                    raise _NotStrict(kpath, "const is not a JSON value (NaN or Infinity)")
                 if "enum" in s:
                     continue
                 out["enum"] = [ctx.copy(value, kpath)]
@@ -684,6 +908,9 @@ class _Strict:
             elif key == "enum":
                 if not isinstance(value, list) or not value:
                     raise _NotStrict(kpath, "enum is not a non-empty list")
+                if not _is_finite_json(value):
+                    raise _NotStrict(kpath, "enum holds a value that is not JSON (NaN or "
+                                     "Infinity)")
                 values = value
                 if "const" in s:
                     if not any(_json_equal(v, s["const"]) for v in value):
@@ -700,6 +927,12 @@ class _Strict:
         if "items" in s and not is_array:
             ctx.note((*path, "items"), "removed", "items on a non-array removed")
 
+        union_key = "anyOf" if "anyOf" in s else "oneOf" if "oneOf" in s else None
+        if is_object and union_key is not None:
+            # the object and each branch would be closed separately: together they accept
+            # only objects with exactly the properties of both, usually none at all
+            raise _NotStrict((*path, union_key), f"an object with {union_key} branches (each "
+                             "part closed separately would accept no value)")
         if is_object:
             keys, consts = self.object(s, out, path, depth, is_root, fix_props, strip)
         if is_array:
@@ -711,7 +944,6 @@ class _Strict:
                 raise _NotStrict(ipath, "tuple items (a list of schemas)")
             out["items"], items_fix = self.node(items, ipath, depth + 1)
 
-        union_key = "anyOf" if "anyOf" in s else "oneOf" if "oneOf" in s else None
         if union_key is not None:
             alts = s[union_key]
             upath = (*path, union_key)
@@ -766,7 +998,7 @@ class _Strict:
             ppath = (*path, "properties", name)
             p_out, p_fix = self.node(sub, ppath, depth + 2)
             enum = p_out.get("enum")
-            if isinstance(enum, list) and len(enum) == 1 and name in wanted:
+            if isinstance(enum, list) and len(enum) == 1:  # sent by strict mode, or null
                 consts[name] = enum[0]
             if name not in wanted and not self.allows_null(sub, ppath):
                 p_out = _nullable(p_out)
@@ -793,7 +1025,6 @@ class _Strict:
         found = _resolve(ctx.root, ref)
         if found is None:
             raise _NotStrict(rpath, "$ref does not resolve to a local definition")
-        target, _ = found
         siblings = {k: v for k, v in s.items() if k != "$ref"}
         constraining = {k for k in siblings
                         if k not in _ANNOTATIONS and k not in {"$defs", "definitions"}}
@@ -803,29 +1034,22 @@ class _Strict:
         if ref != "#" and not (ref.startswith(_STRICT_REF_FORMS) and ref.count("/") == 2):
             raise _NotStrict(rpath, "$ref to a location other than #, #/$defs/<name> or "
                              "#/definitions/<name>")
-        for key in siblings:
+        shown: dict[str, Any] = {}
+        for key, value in siblings.items():
             if key not in ("title", "description"):
                 ctx.note((*path, key), "removed", f"{key} beside $ref removed")
-        shown = {k: ctx.copy(v, (*path, k)) for k, v in siblings.items()
-                 if k in ("title", "description")}
+            elif isinstance(value, str):
+                shown[key] = value
+            else:
+                ctx.note((*path, key), "removed", f"{key} removed (not a valid value)")
         if ref != "#":
             self.queue.append(ref)
         if not shown:
             return {"$ref": ref}, _Fix(ref=ref)
-        if ref == "#" or ref in self.inlining:
-            # a recursive reference with a description: the reference must stay (it is the
-            # recursion) and may not have siblings, so it goes in a one-branch anyOf
-            return {**shown, "anyOf": [{"$ref": ref}]}, _Fix(ref=ref)
-        self.inlining.append(ref)
-        try:
-            t_out, t_fix = self.node(target, found[1], depth + 1)
-            ctx.note(path, "inlined-ref", "$ref with a description inlined (strict mode allows "
-                     "no siblings beside $ref)")
-            if "$ref" in t_out:  # the definition is an alias of another: follow it
-                return self.ref({**t_out, **shown}, path, depth + 1, False)
-        finally:
-            self.inlining.pop()
-        return {**t_out, **shown}, t_fix
+        # a described reference (pydantic's shape for a described model field): $ref may
+        # have no siblings, so it goes in a one-branch anyOf.  Never inlined: inlining a DAG
+        # of described fields costs 2**depth nodes, the wrapper one.
+        return {**shown, "anyOf": [{"$ref": ref}]}, _Fix(ref=ref)
 
     def merge(self, s: Mapping[str, Any], path: _Path) -> tuple[dict[str, Any], _Path]:
         """``{$ref: X, <constraints>}`` as one schema (2020-12: the intersection), when the two
@@ -893,9 +1117,16 @@ class _Strict:
             names.remove("integer")
         return names
 
-    def allows_null(self, s: Any, path: _Path, seen: frozenset[str] = frozenset()) -> bool:
-        """Whether the source schema ``s`` accepts ``null`` (so a ``null`` is kept)."""
+    def allows_null(self, s: Any, path: _Path, seen: frozenset[str] = frozenset(),
+                    level: int = 0) -> bool:
+        """Whether the source schema ``s`` accepts ``null`` (so a ``null`` is kept).
+
+        Only asked for optional properties, where False is always safe (the property is made
+        nullable and :meth:`Normalized.fix_arguments` removes the ``null``): so a walk deeper
+        than :data:`_MAX_NULL_LEVELS` answers False, and each ``$ref`` is answered once."""
         self.ctx.spend(path)
+        if level > _MAX_NULL_LEVELS:
+            return False
         if isinstance(s, bool):
             return s
         if not isinstance(s, Mapping):
@@ -910,18 +1141,22 @@ class _Strict:
             return False
         ref = s.get("$ref")
         if isinstance(ref, str):
-            found = _resolve(self.ctx.root, ref)
-            if found is None or ref in seen:
+            if ref in seen:
                 return False
-            if not self.allows_null(found[0], path, seen | {ref}):
+            if ref not in self.null_memo:
+                found = _resolve(self.ctx.root, ref)
+                self.null_memo[ref] = found is not None and self.allows_null(
+                    found[0], path, seen | {ref}, level + 1)
+            if not self.null_memo[ref]:
                 return False
         for key, need_all in (("allOf", True), ("anyOf", False), ("oneOf", False)):
             alts = s.get(key)
             if isinstance(alts, list) and alts:
-                results = [self.allows_null(a, path, seen) for a in alts]
+                results = [self.allows_null(a, path, seen, level + 1) for a in alts]
                 if not (all(results) if need_all else any(results)):
                     return False
-        return not ("not" in s and self.allows_null(s["not"], path, seen))
+        # ``not`` is refused in strict mode, so the answer under it never matters
+        return not ("not" in s and self.allows_null(s["not"], path, seen, level + 1))
 
 
 def _merge_pair(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -1053,11 +1288,15 @@ def _openai_strict(schema: Mapping[str, Any], ctx: _Ctx) -> Normalized:
     strict = _Strict(ctx)
     try:
         out, fix, defs = strict.run(schema)
-    except _NotStrict as exc:
+    except (_NotStrict, _OverBudget) as exc:
+        # the plain form costs one copy of the source, which _check_input has measured
         fallback = _Ctx(ctx.root, ctx.target, ctx.max_depth, ctx.initial_budget,
                         ctx.ref_unfold)
         plain = _minimal(schema, fallback)
-        fallback.note(exc.path, "not-strict", f"sent without strict: {exc.reason}")
+        where = exc.path if isinstance(exc, _NotStrict) else ()
+        reason = exc.reason if isinstance(exc, _NotStrict) else \
+            "the strict conversion costs more nodes than the budget allows"
+        fallback.note(where, "not-strict", f"sent without strict: {reason}")
         return Normalized(plain, False, tuple(fallback.notes), ctx.target)
     return Normalized(out, True, tuple(ctx.notes), ctx.target, fix, defs)
 
@@ -1081,8 +1320,20 @@ _GEMINI_ACTIONS: Final[Mapping[str, str]] = {
 }
 _GEMINI_CHECKS: Final[Mapping[str, Callable[[Any], bool]]] = {
     "string": lambda v: isinstance(v, str),
-    "number": _is_number,
+    "number": _is_float,
     "count": lambda v: _is_int(v) and v >= 0,
+}
+
+
+#: The keywords that apply to one type only, with that type (where a list of types becomes
+#: ``anyOf`` branches, each goes into its type's branch).
+_GEMINI_TYPE_KEYWORDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "properties": ("object",), "required": ("object",), "propertyOrdering": ("object",),
+    "minProperties": ("object",), "maxProperties": ("object",),
+    "items": ("array",), "minItems": ("array",), "maxItems": ("array",),
+    "minLength": ("string",), "maxLength": ("string",), "pattern": ("string",),
+    "enum": ("string",), "minimum": ("integer", "number"), "maximum": ("integer", "number"),
+    "format": ("string", "integer", "number"),
 }
 
 
@@ -1180,6 +1431,8 @@ class _Gemini:
         elif "items" in s or "prefixItems" in s:
             ctx.note((*path, "items"), "removed", "items on a non-array removed")
         self.union(s, out, path, depth, stack)
+        if isinstance(s.get("type"), list) and "anyOf" in out and "type" not in out:
+            self.to_branches(out, path)
         _with_description(out, described)
         if "type" not in out and "anyOf" not in out and path:
             ctx.note(path, "untyped", "no type and none to infer; left typeless (Gemini may "
@@ -1224,6 +1477,22 @@ class _Gemini:
                 out["nullable"] = True
             ctx.note(tpath, "type-array-to-any-of", "a list of types written as anyOf")
         return non_null
+
+    def to_branches(self, out: dict[str, Any], path: _Path) -> None:
+        """A list of types became ``anyOf`` of bare types: each type's keywords (properties
+        for the object, items for the array ...) go into that type's branch, since Gemini
+        reads them only beside their type."""
+        branches = {b.get("type"): b for b in out["anyOf"] if set(b) == {"type"}}
+        for key in [k for k in out if k in _GEMINI_TYPE_KEYWORDS]:
+            value = out.pop(key)
+            homes = [branches[t] for t in _GEMINI_TYPE_KEYWORDS[key] if t in branches]
+            if key == "format":
+                homes = [b for b in homes if value in GEMINI_FORMATS.get(str(b["type"]), ())]
+            for home in homes:
+                home[key] = value
+            if not homes:
+                self.ctx.note((*path, key), "removed", f"{key} removed (it applies to none of "
+                              "the types)")
 
     def values(self, s: Mapping[str, Any], out: dict[str, Any], types: list[str], path: _Path,
                described: list[str]) -> None:
@@ -1529,4 +1798,10 @@ def normalize_schema(schema: Mapping[str, Any], target: str, *,
         raise SchemaError("", "the schema is not a JSON object", target)
     ctx = _Ctx(schema, target, max_depth, budget, ref_unfold)
     _check_input(schema, ctx)
-    return _CONVERTERS[_ALIASES.get(target, target)](schema, ctx)
+    try:
+        return _CONVERTERS[_ALIASES.get(target, target)](schema, ctx)
+    except RecursionError:  # a backstop: every walk is bounded, but never crash the host
+        raise SchemaError("", "the schema is nested too deeply to convert", target) from None
+    except OverflowError:   # a backstop: a number too large to compare or convert
+        raise SchemaError("", "the schema holds a number too large to convert",
+                          target) from None
