@@ -65,6 +65,9 @@ from ._host_common import (
     failure,
     meta_message,
     meta_public_name,
+    meta_raw,
+    meta_servers,
+    meta_tools_listing,
 )
 
 __all__ = ["AsyncHostBase"]
@@ -463,19 +466,14 @@ class AsyncHostBase:
     async def _run_meta(self, request: MetaRequest) -> CallToolResult:
         core, server = self._core, request.server
         if request.kind == "servers":
-            status = core.status(self._clock())
-            return meta_result({"servers": [
-                {"server": n, "transport": st.transport, "state": st.state,
-                 "enabled": core.spec(n).enabled} for n, st in status.items()]})
+            return meta_servers(core, self._clock())
         assert server is not None
         if request.kind == "close":
             await self.stop_server(server)
             return meta_result({"server": server, "closed": True})
         if request.kind == "tools":
             fresh = await (await self._in_use(server)).list_tools(timeout=request.timeout)
-            return meta_result({"server": server, "tools": [
-                {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
-                for t in fresh if core.allows(server, t.name)]})
+            return meta_tools_listing(core, server, fresh)
         if request.kind == "call":
             assert request.tool is not None
             public = meta_public_name(core, server, request.tool)
@@ -485,10 +483,7 @@ class AsyncHostBase:
         client = await self._in_use(server)
         raw = await client.send_request(request.method, request.arguments or None,
                                         timeout=request.timeout)
-        if request.method == "tools/list" and isinstance(raw.get("tools"), list):
-            raw = {**raw, "tools": [t for t in raw["tools"] if isinstance(t, dict)
-                                    and core.allows(server, str(t.get("name")))]}
-        return meta_result(raw)
+        return meta_raw(core, server, request.method, raw)
 
     async def _in_use(self, name: str) -> AsyncClientBase:
         """The client of ``name``, started first if it was closed until next used."""

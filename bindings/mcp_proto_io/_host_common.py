@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Generic, Protocol, TypeVar
 
-from mcp_proto import Event, Implementation, Limits, ServerExited
+from mcp_proto import CallToolResult, Event, Implementation, Limits, ServerExited, Tool
 from mcp_proto.host import (
     DEFAULT_MAX_SERVERS,
     DEFAULT_RESTART,
@@ -24,6 +24,7 @@ from mcp_proto.host import (
     RestartPolicy,
     ServerEvent,
     ServerSpec,
+    meta_result,
     redact_url,
 )
 
@@ -45,6 +46,9 @@ __all__ = [
     "coerce_arguments",
     "load_source",
     "meta_message",
+    "meta_raw",
+    "meta_servers",
+    "meta_tools_listing",
     "meta_policy",
     "meta_public_name",
 ]
@@ -245,3 +249,28 @@ def coerce_arguments(arguments: object) -> dict[str, Any] | None:
 def meta_policy(names: NamePolicy) -> NamePolicy:
     """``names`` with the meta-tools' names reserved, so no server's tool can take one."""
     return replace(names, reserved=frozenset(names.reserved) | frozenset(META_TOOLS))
+
+
+# -- the meta-tools' answers, the same in every runtime ------------------------------------------
+
+
+def meta_servers(core: HostCore, now: float) -> CallToolResult:
+    """``mcp_list`` without a server: every configured server, nothing started."""
+    return meta_result({"servers": [
+        {"server": n, "transport": st.transport, "state": st.state,
+         "enabled": core.spec(n).enabled} for n, st in core.status(now).items()]})
+
+
+def meta_tools_listing(core: HostCore, server: str, tools: list[Tool]) -> CallToolResult:
+    """``mcp_list`` with a server: the tools its filter lets through, as listed just now."""
+    return meta_result({"server": server, "tools": [
+        {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
+        for t in tools if core.allows(server, t.name)]})
+
+
+def meta_raw(core: HostCore, server: str, method: str, raw: dict[str, Any]) -> CallToolResult:
+    """``mcp_request``'s answer; a ``tools/list`` keeps hidden what the filters hide."""
+    if method == "tools/list" and isinstance(raw.get("tools"), list):
+        raw = {**raw, "tools": [t for t in raw["tools"] if isinstance(t, dict)
+                                and core.allows(server, str(t.get("name")))]}
+    return meta_result(raw)

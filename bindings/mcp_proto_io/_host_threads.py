@@ -62,6 +62,9 @@ from ._host_common import (
     host_connector,
     meta_message,
     meta_public_name,
+    meta_raw,
+    meta_servers,
+    meta_tools_listing,
 )
 from .threads import _ClientBase, connect_http, connect_stdio
 
@@ -480,22 +483,15 @@ class Host:
         server = request.server
         if request.kind == "servers":
             with self._lock:
-                status = self._core.status(self._clock())
-                return meta_result({"servers": [
-                    {"server": n, "transport": st.transport, "state": st.state,
-                     "enabled": self._core.spec(n).enabled} for n, st in status.items()]})
+                return meta_servers(self._core, self._clock())
         assert server is not None
         if request.kind == "close":
             self.stop_server(server)
             return meta_result({"server": server, "closed": True})
         if request.kind == "tools":
-            client = self._in_use(server, request.timeout)
-            fresh = client.list_tools(timeout=request.timeout)  # every page, now
+            fresh = self._in_use(server, request.timeout).list_tools(timeout=request.timeout)
             with self._lock:
-                tools = [t for t in fresh if self._core.allows(server, t.name)]
-            return meta_result({"server": server, "tools": [
-                {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
-                for t in tools]})
+                return meta_tools_listing(self._core, server, fresh)
         if request.kind == "call":
             assert request.tool is not None
             with self._lock:
@@ -505,11 +501,8 @@ class Host:
         assert request.method is not None
         raw = self._in_use(server, request.timeout).send_request(
             request.method, request.arguments or None, timeout=request.timeout)
-        if request.method == "tools/list" and isinstance(raw.get("tools"), list):
-            with self._lock:  # what the filters hide stays hidden
-                raw = {**raw, "tools": [t for t in raw["tools"] if isinstance(t, dict)
-                                        and self._core.allows(server, str(t.get("name")))]}
-        return meta_result(raw)
+        with self._lock:
+            return meta_raw(self._core, server, request.method, raw)
 
     def _in_use(self, name: str, timeout: float | None) -> _ClientBase:
         """The client of ``name``, started first if it was closed until next used."""
