@@ -557,14 +557,21 @@ def _minimal(schema: Mapping[str, Any], ctx: _Ctx) -> dict[str, Any]:
 _MAX_ALTERNATIVES_DESCRIBED = 20
 
 
-def _deref_entry(entry: Any, ctx: _Ctx, path: _Path) -> Any:
-    """A root combinator's entry with its local ``$ref`` chain followed (siblings merged when
-    they can be, else the referent kept and the siblings noted)."""
-    seen: set[str] = set()
+def _deref_entry(entry: Any, ctx: _Ctx, path: _Path, seen: set[str] | None = None,
+                 *, drop_unresolved: bool = False) -> Any:
+    """An entry (of a root combinator, or of a gemini ``allOf``) with its local ``$ref``
+    chain followed: siblings merged when they can be (intersection rules), else the referent
+    kept and the siblings noted, never "parent wins".  A ref that resolves nowhere or in a
+    circle is removed with a note; with ``drop_unresolved`` the whole entry goes (``{}``)."""
+    seen = set() if seen is None else seen
     while isinstance(entry, Mapping) and "$ref" in entry:
         ref = entry["$ref"]
         found = _resolve(ctx.root, ref) if isinstance(ref, str) and ref not in seen else None
         if found is None or not isinstance(found[0], Mapping):
+            if drop_unresolved:
+                ctx.note(path, "removed", "allOf entry with an unusable or recursive $ref "
+                         "removed")
+                return {}
             ctx.note((*path, "$ref"), "removed", "a $ref that resolves nowhere (or in a circle) "
                      "removed")
             return {k: v for k, v in entry.items() if k != "$ref"}
@@ -1692,26 +1699,9 @@ class _Gemini:
         return self.node(merged, tpath, depth + 1, (*stack, ref))
 
     def deref(self, entry: Any, path: _Path, stack: tuple[str, ...]) -> Any:
-        """An allOf entry with its ``$ref`` chain resolved and merged (intersection rules; a
-        sibling that cannot be merged is dropped with a note, never "parent wins")."""
-        ctx = self.ctx
-        seen = set(stack)
-        while isinstance(entry, Mapping) and "$ref" in entry:
-            ref = entry["$ref"]
-            found = _resolve(ctx.root, ref)
-            if found is None or ref in seen or not isinstance(found[0], Mapping):
-                ctx.note(path, "removed", "allOf entry with an unusable or recursive $ref "
-                         "removed")
-                return {}
-            seen.add(ref)
-            ctx.spend(path)
-            rest = {k: v for k, v in entry.items() if k != "$ref"}
-            merged = _merge_pair(found[0], rest)
-            if merged is None:
-                ctx.note(path, "removed", "siblings of $ref that conflict with it removed")
-                merged = dict(found[0])
-            entry = merged
-        return entry
+        """An allOf entry with its ``$ref`` chain resolved and merged (a sibling that cannot
+        be merged is dropped with a note, never "parent wins")."""
+        return _deref_entry(entry, self.ctx, path, set(stack), drop_unresolved=True)
 
     def merge_all_of(self, s: Mapping[str, Any], path: _Path, stack: tuple[str, ...]
                      ) -> dict[str, Any]:
