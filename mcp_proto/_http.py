@@ -35,6 +35,13 @@ from urllib.parse import urljoin, urlsplit
 
 import h11
 
+from ._auth_errors import (
+    AuthorizationError,
+    AuthorizationRejected,
+    AuthorizationRequired,
+    InsufficientScope,
+)
+from ._auth_flow import OAuthFlow
 from ._errors import (
     ConnectionClosed,
     LocalProtocolError,
@@ -48,7 +55,8 @@ from ._session import ClientSession
 from ._sse import SseEvent, SseOversize, SseParser
 from ._state import State
 
-__all__ = ["MAX_HEAD_SIZE", "HttpError", "HttpExchange", "HttpTarget", "StreamableHttp"]
+__all__ = ["AUTH_RETRY_LIMITS", "MAX_HEAD_SIZE", "HttpError", "HttpExchange", "HttpTarget",
+           "StreamableHttp"]
 
 #: Bytes of response head (status line and headers) accepted: far above any real server's,
 #: small enough that a hostile one cannot make the client buffer without bound.
@@ -70,6 +78,16 @@ DEFAULT_RETRY = 1.0
 MAX_RETRY = 30.0
 
 _ACCEPT = "application/json, text/event-stream"
+
+#: How often one request may wait on each kind of authorization procedure before it fails:
+#: at most one refresh and one new authorization (a server refusing a token it was just
+#: given fails the call with :class:`AuthorizationRejected`, it does not loop), a few
+#: step-ups, two plain retries (a newer token was already in use) and one DPoP nonce.
+AUTH_RETRY_LIMITS = {"retry": 2, "nonce": 1, "refresh": 1, "authorize": 1, "step_up": 3}
+
+#: Seconds beyond the authorization flow's own deadline that the requests waiting on it
+#: keep: time for the replayed request to be answered.
+AUTH_HOLD_GRACE = 5.0
 
 
 class HttpError(RemoteProtocolError):
@@ -150,12 +168,30 @@ class HttpExchange:
     resumes: int = 0
     payload: bytes = field(default=b"", repr=False)
     """The JSON body sent (kept to re-send ``initialize`` to a 2024-11-05 endpoint)."""
+    message: dict[str, Any] | None = field(default=None, repr=False)
+    """The JSON-RPC message sent (kept to send it again once authorized)."""
+    auth_generation: int = 0
+    """Which token the request carried (:attr:`OAuthFlow.generation`)."""
+    auth_counts: dict[str, int] = field(default_factory=dict, repr=False)
+    challenges: list[str] = field(default_factory=list, repr=False)
+    dpop_nonce: str | None = None
 
     @property
     def reusable(self) -> bool:
         """Whether the connection may carry another exchange (keep-alive, clean end)."""
         return (self.done and not self.aborted
                 and self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE)
+
+
+@dataclass(slots=True, eq=False)
+class _Parked:
+    """A message held until the authorization flow is idle again."""
+
+    message: dict[str, Any]
+    body: bytes
+    counts: dict[str, int]
+    failures: int  # the flow's failure count when it was held
+    now: bool = False  # send again at once (a newer token, a DPoP nonce)
 
 
 class StreamableHttp:
@@ -170,7 +206,7 @@ class StreamableHttp:
 
     def __init__(self, session: ClientSession, url: str, *,
                  headers: Mapping[str, str] | None = None,
-                 bearer_token: str | None = None) -> None:
+                 bearer_token: str | None = None, auth: OAuthFlow | None = None) -> None:
         self.session = session
         session.check_mcp_headers = True  # T-06 matters on HTTP
         self.url = HttpTarget.parse(url)
@@ -202,6 +238,10 @@ class StreamableHttp:
         self._gate: set[int] = set()  # exchanges the others wait for (OPENING_GATE)
         self._gate_until = 0.0
         self._held: list[HttpExchange] = []
+        self.auth = auth
+        """The authorization flow (None: no OAuth; a 401 fails with
+        :class:`AuthorizationRequired`).  The binding runs its exchanges and events."""
+        self._parked: list[_Parked] = []
 
     # -- what to send ---------------------------------------------------------------------
 
@@ -211,7 +251,13 @@ class StreamableHttp:
         out, self._ready = self._ready, []
         modern = self.session.era == "modern"
         opening = False
-        if self.get_stream == "closed" and self._get_reopen_at is None \
+        auth = self.auth
+        now = self.session.latest_now
+        if auth is not None:
+            auth.protocol_version = self.session.protocol_version or auth.protocol_version
+            auth.start_refresh(now)  # a token about to expire: refreshed before it is sent
+        holding = auth is not None and auth.busy
+        if self.get_stream == "closed" and self._get_reopen_at is None and not holding \
                 and self.transport == "streamable" \
                 and self.session.era == "legacy" and self.session.state is State.READY:
             get = self._open_get_stream()
@@ -233,6 +279,10 @@ class StreamableHttp:
                     self._to_abort.append(ex.id)
                 if modern:
                     continue
+            if holding:
+                assert auth is not None
+                self._parked.append(_Parked(obj, body, {}, auth.failures))
+                continue
             ex = self._exchange(obj, body)
             if opening and method == "notifications/initialized":
                 self._gate.add(ex.id)
@@ -245,7 +295,40 @@ class StreamableHttp:
             self._gate.clear()
             out += self._held
             self._held = []
+        if self._parked:
+            out += self._release_parked(now)
         self._reap()
+        return out
+
+    def _release_parked(self, now: float) -> list[HttpExchange]:
+        """Send again what waited on the authorization flow once it is idle (or fail it with
+        the flow's error); while it runs, keep the waiting requests' deadlines beyond it."""
+        auth = self.auth
+        assert auth is not None
+        out = []
+        keep = []
+        for parked in self._parked:
+            if auth.busy and not parked.now:
+                keep.append(parked)
+                continue
+            rid = parked.message.get("id") if "method" in parked.message else None
+            if type(rid) is int and not self.session.is_pending(rid):
+                continue  # timed out or cancelled meanwhile
+            if auth.failures > parked.failures and not parked.now:
+                if type(rid) is int:
+                    error = auth.error or AuthorizationError("authorization failed")
+                    self.session.fail_request(rid, error, now=now)
+                continue
+            ex = self._exchange(parked.message, parked.body)
+            ex.auth_counts = parked.counts
+            out.append(ex)
+        self._parked = keep
+        if keep:
+            deadline = auth.next_deadline()
+            until = max(now, deadline if deadline is not None else now) + AUTH_HOLD_GRACE
+            self.session.postpone([p.message["id"] for p in keep
+                                   if type(p.message.get("id")) is int
+                                   and "method" in p.message], until)
         return out
 
     def _reap(self) -> None:
@@ -277,11 +360,17 @@ class StreamableHttp:
         if self._held:
             deadline = (self._gate_until if deadline is None
                         else min(deadline, self._gate_until))
+        if self.auth is not None:
+            auth_deadline = self.auth.next_deadline()
+            if auth_deadline is not None:
+                deadline = auth_deadline if deadline is None else min(deadline, auth_deadline)
         return deadline
 
     def handle_timeout(self, now: float) -> None:
         """Fire the session's deadlines and resume the streams whose ``retry`` delay passed
         (H-06: always by GET with ``Last-Event-ID``; the answer may come on it)."""
+        if self.auth is not None:
+            self.auth.handle_timeout(now)
         self.session.handle_timeout(now)
         if self._get_reopen_at is not None and self._get_reopen_at <= now:
             self._get_reopen_at = None  # exchanges_to_start opens it again
@@ -341,6 +430,7 @@ class StreamableHttp:
             headers.append(("MCP-Protocol-Version", self.session.protocol_version))  # V-04
         ex = self._start("POST", str(method or "(response)"),
                          rid if type(rid) is int else None, body, headers)
+        ex.message = obj
         if ex.request_id is not None:
             self._by_request[ex.request_id] = ex
         return ex
@@ -376,6 +466,10 @@ class StreamableHttp:
                accept: str = _ACCEPT) -> HttpExchange:
         conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_SIZE)
         head = [("Host", self.url.authority), ("Accept", accept), *headers]
+        generation = 0
+        if self.auth is not None:  # R1: only ever on the MCP endpoint's own requests
+            generation = self.auth.generation
+            head += self.auth.headers(verb, self.session.latest_now)
         if verb == "POST":
             head += [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
             if target is None and self._endpoint is not None:
@@ -385,7 +479,8 @@ class StreamableHttp:
         if body:
             data += conn.send(h11.Data(data=body))
         data += conn.send(h11.EndOfMessage())
-        ex = HttpExchange(self._next, verb, rpc_method, request_id, data, conn, payload=body)
+        ex = HttpExchange(self._next, verb, rpc_method, request_id, data, conn, payload=body,
+                          auth_generation=generation)
         self._next += 1
         self._exchanges[ex.id] = ex
         return ex
@@ -440,6 +535,11 @@ class StreamableHttp:
         for name, value in head.headers:
             if name == b"content-type":
                 ex.content_type = value.decode("latin-1").split(";")[0].strip().lower()
+            elif name == b"www-authenticate" and head.status_code in (401, 403):
+                if sum(map(len, ex.challenges)) < MAX_HEAD_SIZE:
+                    ex.challenges.append(value.decode("latin-1"))
+            elif name == b"dpop-nonce" and head.status_code == 401:
+                ex.dpop_nonce = value.decode("latin-1")[:1024]
             elif name == b"mcp-session-id" and ex.rpc_method == "initialize":
                 sid = value.decode("latin-1")
                 if sid and all(0x21 <= ord(c) <= 0x7E for c in sid):  # H-10
@@ -493,6 +593,9 @@ class StreamableHttp:
         if ex.request_id is not None:
             self._by_request.pop(ex.request_id, None)
         status = ex.status
+        if status in (401, 403) and ex.method == "POST" and self._challenged(ex, status, now):
+            self._exchanges.pop(ex.id, None)
+            return
         if status is None:
             self._fail(ex, ConnectionClosed(f"{ex.rpc_method}: the connection closed before "
                                             "an HTTP answer"), now)
@@ -548,6 +651,44 @@ class StreamableHttp:
                 + (" (connection closed)" if closed else "")), now)
         self._exchanges.pop(ex.id, None)
 
+    def _challenged(self, ex: HttpExchange, status: int, now: float) -> bool:
+        """A 401 or 403 on a POST: authorization, not an answer about the request or the era
+        (a protected 2026-07-28 server is still found to be one).  The message waits for the
+        flow and is sent again, same id and body; or it fails, typed.  False: an ordinary
+        403 (not about scope)."""
+        auth = self.auth
+        rid = ex.request_id
+        if auth is None:
+            if status != 401:
+                return False
+            if rid is not None:
+                self.session.fail_request(rid, AuthorizationRequired(
+                    f"{ex.rpc_method}: the server requires authorization (HTTP 401); pass "
+                    "auth=OAuth(...) or a bearer token"), now=now)
+            return True
+        kind = auth.on_challenge(status, ex.challenges, ex.dpop_nonce, ex.auth_generation, now)
+        if kind == "ignore":
+            return False
+        error: AuthorizationError | None = auth.error if kind == "failed" else None
+        counts = ex.auth_counts
+        counts[kind] = counts.get(kind, 0) + 1
+        if error is None and counts[kind] > AUTH_RETRY_LIMITS.get(kind, 0):
+            error = (InsufficientScope(f"{ex.rpc_method}: still 403 insufficient_scope after "
+                                       f"{counts[kind] - 1} step-up authorizations")
+                     if kind == "step_up" else
+                     AuthorizationRejected(f"{ex.rpc_method}: the server refused the token "
+                                           f"it was just given (HTTP {status}); not retrying"))
+        if error is None and ex.message is None:
+            error = AuthorizationRejected(f"{ex.rpc_method}: refused (HTTP {status})")
+        if error is not None:
+            if rid is not None:
+                self.session.fail_request(rid, error, now=now)
+            return True
+        assert ex.message is not None
+        self._parked.append(_Parked(ex.message, ex.payload, counts, auth.failures,
+                                    now=kind in ("retry", "nonce")))
+        return True
+
     def _start_sse_transport(self, initialize: HttpExchange) -> None:
         self.transport = "sse"
         self._pending_initialize = initialize
@@ -587,6 +728,11 @@ class StreamableHttp:
     def _get_stream_ended(self, ex: HttpExchange, now: float) -> None:
         ex.done = True
         self._exchanges.pop(ex.id, None)
+        if ex.status in (401, 403) and self.auth is not None and self.auth.on_challenge(
+                ex.status, ex.challenges, ex.dpop_nonce, ex.auth_generation, now) in (
+                "retry", "nonce", "refresh", "authorize", "step_up"):
+            self.get_stream = "closed"  # opened again once authorized
+            return
         if ex.status is None or ex.status >= 400 or ex.sse is None:
             self.get_stream = "refused"  # 405 (or any error): no server-initiated stream
             return

@@ -429,6 +429,21 @@ class ClientSession:
         a dropped stream with it)."""
         return request_id in self._pending
 
+    def postpone(self, request_ids: Iterable[int], until: float) -> None:
+        """Keep these requests, and the era probe's fallback, waiting at least until
+        ``until``: the transport holds them for a reason that is not the server's silence
+        (authorization in progress, perhaps waiting on a person).  Their deadlines move, never
+        closer; requests no longer pending are skipped."""
+        if self._fallback_at is not None and self._fallback_at < until:
+            self._fallback_at = until
+        for rid in request_ids:
+            p = self._pending.get(rid)
+            if p is None or p.deadline >= until:
+                continue
+            p.deadline = until
+            p.total_deadline = max(p.total_deadline, until)
+            heapq.heappush(self._timers, (until, rid))
+
     def next_event(self) -> Event | None:
         """The next event, or ``None`` when there are none left."""
         events = self._events

@@ -16,6 +16,7 @@ import contextlib
 import inspect
 import os
 import subprocess
+import sys
 import time
 import traceback
 from collections import deque
@@ -23,6 +24,9 @@ from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping, S
 from typing import Any, ParamSpec, Protocol, TypeVar, cast
 
 from mcp_proto import (
+    AuthExchange,
+    AuthorizationError,
+    AuthorizationRequired,
     CallToolResult,
     ClientSession,
     Closed,
@@ -40,9 +44,11 @@ from mcp_proto import (
     Prompt,
     ReadResourceResult,
     Ready,
+    RedirectRequired,
     RequestHandle,
     Resource,
     ResourceTemplate,
+    SaveRecord,
     ServerExited,
     ServerRequest,
     ServerRequestCancelled,
@@ -55,6 +61,8 @@ from mcp_proto import (
 from mcp_proto._http import HttpExchange, HttpTarget, StreamableHttp
 from mcp_proto._modern import Discovered
 
+from ._auth_io import AuthSetup, run_auth_exchange
+from ._auth_redirect import is_async_redirect
 from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
 from ._handlers import (
     Handler,
@@ -126,8 +134,10 @@ HTTP_DOC = """A client for the Streamable HTTP endpoint ``url``; use it in ``asy
 
     Same parameters and errors as :func:`mcp_proto_io.threads.connect_http`: the era is
     chosen per origin, ``headers`` go on every request, ``bearer_token`` becomes
-    ``Authorization: Bearer``, TLS verifies against the system's CAs (or ``ca_file`` /
-    ``ssl_context``).  Cancelling a call closes its stream (2026) or posts
+    ``Authorization: Bearer``, ``auth`` runs MCP authorization (``OAuth``,
+    ``ClientCredentials``...; an async ``redirect`` is awaited, a plain one runs in a
+    thread), TLS verifies against the system's CAs (or ``ca_file`` / ``ssl_context``).
+    Cancelling a call closes its stream (2026) or posts
     ``notifications/cancelled`` (handshake era).  Raises :class:`LocalProtocolError` for a
     bad URL.
     """
@@ -201,6 +211,10 @@ class Runtime(Protocol):
 
     def is_cancellation(self, exc: BaseException | None) -> bool:
         """Whether ``exc`` is the runtime's cancellation."""
+
+    async def to_thread(self, fn: Callable[[], Any]) -> Any:
+        """Run the blocking ``fn`` in a daemon thread and return (or raise) what it did;
+        cancelling the caller abandons the thread (it ends by its own deadline)."""
 
 
 class AsyncPump:
@@ -655,8 +669,10 @@ class HttpPump(AsyncPump):
 
     def __init__(self, client: AsyncHttpClientBase) -> None:
         super().__init__(client)
+        self.auth = client._auth_setup
         self.http = StreamableHttp(self.session, client._url, headers=client._headers,
-                                   bearer_token=client._bearer_token)
+                                   bearer_token=client._bearer_token,
+                                   auth=None if self.auth is None else self.auth.new_flow())
         self.target = self.http.url
         self.queued: list[HttpExchange] = []  # over MAX_HTTP_EXCHANGES, waiting their turn
         self.running = 0
@@ -673,6 +689,8 @@ class HttpPump(AsyncPump):
         # Starting first: that is what turns a cancellation or a timeout into aborts.
         starting = http.exchanges_to_start()
         aborted = http.exchanges_to_abort()
+        if http.auth is not None:
+            self._auth_work()
         if aborted:  # C-04: closing the stream is the cancellation
             if self.queued:
                 gone = set(aborted)
@@ -687,6 +705,66 @@ class HttpPump(AsyncPump):
                 self._start_exchange(ex)
             else:
                 self.queued.append(ex)
+
+    def _auth_work(self) -> None:
+        """The authorization flow's requests and events: each exchange and the user step run
+        as tasks (the blocking parts in a thread); records are saved at once."""
+        flow = self.http.auth
+        setup = self.auth
+        assert flow is not None and setup is not None
+        flow.exchanges_to_abort()  # each exchange ends by its own deadline
+        for ax in flow.exchanges_to_start():
+            self.spawn("mcp-proto-auth", lambda ax=ax: self._run_auth(ax))  # type: ignore[misc]
+        while (event := flow.next_event()) is not None:
+            if isinstance(event, SaveRecord):
+                try:
+                    setup.save(event.key, event.record)
+                except AuthorizationError as exc:
+                    print(f"mcp-proto: tokens not saved: {exc}", file=sys.stderr)
+            elif isinstance(event, RedirectRequired):
+                self.spawn("mcp-proto-redirect",
+                           lambda ev=event: self._redirect(ev))  # type: ignore[misc]
+
+    async def _run_auth(self, ax: AuthExchange) -> None:
+        flow = self.http.auth
+        assert flow is not None
+        context = cast("AsyncHttpClientBase", self.client)._ssl_context
+        result = await self.rt.to_thread(
+            lambda: run_auth_exchange(ax, flow.address_allowed, context))
+        if self.closing:
+            return
+        flow.receive_exchange_result(ax.id, result, now=time.monotonic())
+        self._after()
+
+    async def _redirect(self, event: RedirectRequired) -> None:
+        flow = self.http.auth
+        setup = self.auth
+        assert flow is not None and setup is not None
+        redirect = setup.redirect
+        url: str | None = None
+        error: AuthorizationError | str | None = None
+        if redirect is None:
+            error = AuthorizationRequired("authorization needs a user and no redirect "
+                                          "handler is configured")
+        else:
+            try:
+                if is_async_redirect(redirect):
+                    url = str(await redirect(event.url))
+                else:
+                    url = str(await self.rt.to_thread(lambda: redirect(event.url)))
+            except AuthorizationError as exc:
+                error = exc
+            except Exception as exc:  # the host's handler: its failure fails the waiters
+                error = f"the redirect handler raised {type(exc).__name__}: {exc}"
+        if self.closing:
+            return
+        now = time.monotonic()
+        if url is not None:
+            flow.receive_callback(url, now=now)
+        else:
+            assert error is not None
+            flow.callback_failed(error, now=now)
+        self._after()
 
     def _exchange_ended(self) -> None:
         """An exchange gave its slot back: the next one waiting (and not aborted) starts."""
@@ -1076,7 +1154,7 @@ class AsyncHttpClientBase(AsyncClientBase):
     client, plus :class:`SessionExpired` when the server forgot a handshake-era session."""
 
     def __init__(self, url: str, *, headers: Mapping[str, str] | None = None,
-                 bearer_token: str | None = None, timeout: float = 60.0,
+                 bearer_token: str | None = None, auth: Any = None, timeout: float = 60.0,
                  client_info: Implementation | None = None, limits: Limits | None = None,
                  protocol_version: str | None = None,
                  on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
@@ -1094,6 +1172,9 @@ class AsyncHttpClientBase(AsyncClientBase):
         self._url = url
         self._headers = dict(headers or {})
         self._bearer_token = bearer_token
+        if auth is not None and bearer_token is not None:
+            raise LocalProtocolError("pass either auth= or bearer_token=, not both")
+        self._auth_setup = None if auth is None else AuthSetup(auth, url)
         if ssl_context is None and ca_file is not None:
             import ssl  # noqa: PLC0415 - only for TLS: keeps the import of the bindings light
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+import threading
 import time
 import traceback
 from collections.abc import Callable, Coroutine
@@ -46,8 +47,35 @@ from ._handlers import ProgressCallback, StatusCallback
 from ._host_async import AsyncHostBase
 from ._host_common import host_connector
 from ._tuning import CONNECT_TIMEOUT, DELETE_TIMEOUT, MAX_IDLE_CONNECTIONS
+from .auth import (
+    ClientCredentials,
+    EnterpriseManaged,
+    FileTokenStore,
+    HeadlessRedirect,
+    JwtBearer,
+    LoopbackRedirect,
+    MemoryTokenStore,
+    OAuth,
+    PasteRedirect,
+)
 
-__all__ = ["Client", "Host", "HttpClient", "connect_config", "connect_http", "connect_stdio"]
+__all__ = [
+    "Client",
+    "ClientCredentials",
+    "EnterpriseManaged",
+    "FileTokenStore",
+    "HeadlessRedirect",
+    "Host",
+    "HttpClient",
+    "JwtBearer",
+    "LoopbackRedirect",
+    "MemoryTokenStore",
+    "OAuth",
+    "PasteRedirect",
+    "connect_config",
+    "connect_http",
+    "connect_stdio",
+]
 
 
 class _Waiter:
@@ -151,6 +179,32 @@ class _Runtime:
     @staticmethod
     def is_cancellation(exc: BaseException | None) -> bool:
         return isinstance(exc, asyncio.CancelledError)
+
+    @staticmethod
+    async def to_thread(fn: Callable[[], Any]) -> Any:
+        # A daemon thread, not the loop's executor: asyncio.run() waits for the executor's
+        # threads at exit, and a user step may take minutes.
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+
+        def settle(value: Any, error: BaseException | None) -> None:
+            if future.done():
+                return
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(value)
+
+        def run() -> None:
+            try:
+                value, error = fn(), None
+            except BaseException as exc:  # delivered to the awaiting task
+                value, error = None, exc
+            with contextlib.suppress(RuntimeError):  # the loop ended meanwhile
+                loop.call_soon_threadsafe(settle, value, error)
+
+        threading.Thread(target=run, name="mcp-proto-auth", daemon=True).start()
+        return await future
 
 
 _RUNTIME = _Runtime()

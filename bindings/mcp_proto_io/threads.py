@@ -22,6 +22,7 @@ import os
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -30,6 +31,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
 from mcp_proto import (
+    AuthEvent,
+    AuthExchange,
+    AuthorizationError,
+    AuthorizationRequired,
     CallToolResult,
     ClientSession,
     Closed,
@@ -47,9 +52,11 @@ from mcp_proto import (
     Prompt,
     ReadResourceResult,
     Ready,
+    RedirectRequired,
     RequestHandle,
     Resource,
     ResourceTemplate,
+    SaveRecord,
     ServerExited,
     ServerRequest,
     Task,
@@ -61,6 +68,8 @@ from mcp_proto import (
 from mcp_proto._http import HttpExchange, HttpTarget, StreamableHttp
 from mcp_proto._modern import Discovered
 
+from ._auth_io import AuthSetup, run_auth_exchange
+from ._auth_redirect import is_async_redirect
 from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
 from ._fds import wait_fd
 from ._handlers import (
@@ -84,8 +93,35 @@ from ._tuning import (
     STDERR_SETTLE,
     STDOUT_SETTLE,
 )
+from .auth import (
+    ClientCredentials,
+    EnterpriseManaged,
+    FileTokenStore,
+    HeadlessRedirect,
+    JwtBearer,
+    LoopbackRedirect,
+    MemoryTokenStore,
+    OAuth,
+    PasteRedirect,
+)
 
-__all__ = ["Client", "Host", "HttpClient", "connect_config", "connect_http", "connect_stdio"]
+__all__ = [
+    "Client",
+    "ClientCredentials",
+    "EnterpriseManaged",
+    "FileTokenStore",
+    "HeadlessRedirect",
+    "Host",
+    "HttpClient",
+    "JwtBearer",
+    "LoopbackRedirect",
+    "MemoryTokenStore",
+    "OAuth",
+    "PasteRedirect",
+    "connect_config",
+    "connect_http",
+    "connect_stdio",
+]
 
 #: Threads that run the host's sampling / elicitation / roots handlers per connection: they
 #: may block on a user, and must never block the reader.
@@ -964,9 +1000,14 @@ class _HttpConnection(_Pump):
 
     def __init__(self, client: HttpClient) -> None:
         super().__init__(client)
+        setup = client._auth_setup
+        self.auth = setup
         self.http = StreamableHttp(self.session, client._url, headers=client._headers,
-                                   bearer_token=client._bearer_token)
+                                   bearer_token=client._bearer_token,
+                                   auth=None if setup is None else setup.new_flow())
         self.outgoing: list[HttpExchange] = []  # under self.lock
+        self.auth_outgoing: list[AuthExchange] = []  # under self.lock
+        self.auth_events: list[AuthEvent] = []  # under self.lock
         self.aborts: list[int] = []  # under self.lock
         self.sockets: dict[int, socket.socket] = {}  # running exchanges, under self.lock
         self.pool = _Pool(self.http.url, client._ssl_context)
@@ -980,6 +1021,12 @@ class _HttpConnection(_Pump):
     def _queue_output_locked(self) -> None:
         self.outgoing += self.http.exchanges_to_start()
         self.aborts += self.http.exchanges_to_abort()
+        flow = self.http.auth
+        if flow is not None:
+            self.auth_outgoing += flow.exchanges_to_start()
+            flow.exchanges_to_abort()  # each exchange ends by its own deadline
+            while (event := flow.next_event()) is not None:
+                self.auth_events.append(event)
 
     def start(self, op: Callable[[float], RequestHandle],
               on_progress: ProgressCallback | None = None,
@@ -1000,6 +1047,10 @@ class _HttpConnection(_Pump):
             outgoing, self.outgoing = self.outgoing, []
             aborts, self.aborts = self.aborts, []
             doomed = [self.sockets.get(ex_id) for ex_id in aborts]
+            auth_outgoing, self.auth_outgoing = self.auth_outgoing, []
+            auth_events, self.auth_events = self.auth_events, []
+        if auth_outgoing or auth_events:
+            self._auth_work(auth_outgoing, auth_events)
         for sock in doomed:  # C-04: closing the stream is the cancellation
             if sock is not None:
                 with contextlib.suppress(OSError):
@@ -1020,6 +1071,77 @@ class _HttpConnection(_Pump):
         if inline is not None:
             self._local.mine = None  # callbacks it runs start their exchanges on workers
             self._run(inline)
+
+    def _auth_work(self, exchanges: list[AuthExchange], events: list[AuthEvent]) -> None:
+        """The authorization flow's requests and events: its exchanges and the user step
+        run on the workers, records are saved here (the store is quick and local)."""
+        setup = self.auth
+        assert setup is not None
+        for event in events:
+            if isinstance(event, SaveRecord):
+                try:
+                    setup.save(event.key, event.record)
+                except AuthorizationError as exc:
+                    self._auth_note(f"tokens not saved: {exc}")
+            elif isinstance(event, RedirectRequired):
+                self._submit(self._redirect, event)
+        for ax in exchanges:
+            self._submit(self._run_auth, ax)
+
+    def _auth_note(self, text: str) -> None:
+        print(f"mcp-proto: {text}", file=sys.stderr)
+
+    def _submit(self, fn: Callable[[Any], None], arg: Any) -> None:
+        try:
+            self.workers.submit(fn, arg)
+        except RuntimeError:  # closing: the waiting requests fail with the session
+            pass
+
+    def _run_auth(self, ax: AuthExchange) -> None:
+        flow = self.http.auth
+        assert flow is not None
+        result = run_auth_exchange(ax, flow.address_allowed,
+                                   cast("HttpClient", self.client)._ssl_context)
+        with self.lock:
+            flow.receive_exchange_result(ax.id, result, now=time.monotonic())
+            self._queue_output_locked()
+            events = self._drain_locked()
+            self.cond.notify()  # the deadlines moved
+        self._dispatch(events)
+        self._flush()
+
+    def _redirect(self, event: RedirectRequired) -> None:
+        flow = self.http.auth
+        setup = self.auth
+        assert flow is not None and setup is not None
+        redirect = setup.redirect
+        url: str | None = None
+        error: AuthorizationError | str | None = None
+        if redirect is None:
+            error = AuthorizationRequired("authorization needs a user and no redirect "
+                                          "handler is configured")
+        elif is_async_redirect(redirect):
+            error = AuthorizationError("the threads binding cannot await an async redirect "
+                                       "handler; pass a plain function")
+        else:
+            try:
+                url = str(redirect(event.url))
+            except AuthorizationError as exc:
+                error = exc
+            except Exception as exc:  # the host's handler: its failure fails the waiters
+                error = f"the redirect handler raised {type(exc).__name__}: {exc}"
+        with self.lock:
+            now = time.monotonic()
+            if url is not None:
+                flow.receive_callback(url, now=now)
+            else:
+                assert error is not None
+                flow.callback_failed(error, now=now)
+            self._queue_output_locked()
+            events = self._drain_locked()
+            self.cond.notify()
+        self._dispatch(events)
+        self._flush()
 
     def _run_on_worker(self, ex: HttpExchange) -> None:
         self._local.worker = True
@@ -1134,7 +1256,7 @@ class HttpClient(_ClientBase):
     :func:`connect_http`.  Same methods as the stdio :class:`Client`."""
 
     def __init__(self, url: str, *, headers: Mapping[str, str] | None = None,
-                 bearer_token: str | None = None, timeout: float = 60.0,
+                 bearer_token: str | None = None, auth: Any = None, timeout: float = 60.0,
                  client_info: Implementation | None = None, limits: Limits | None = None,
                  protocol_version: str | None = None,
                  on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
@@ -1152,6 +1274,9 @@ class HttpClient(_ClientBase):
         self._url = url
         self._headers = dict(headers or {})
         self._bearer_token = bearer_token
+        if auth is not None and bearer_token is not None:
+            raise LocalProtocolError("pass either auth= or bearer_token=, not both")
+        self._auth_setup = None if auth is None else AuthSetup(auth, url)
         if ssl_context is None and ca_file is not None:
             ssl_context = ssl.create_default_context(cafile=os.fspath(ca_file))
         self._ssl_context = ssl_context  # None: the system's CAs, verification on
@@ -1161,7 +1286,7 @@ class HttpClient(_ClientBase):
 
 
 def connect_http(url: str, *, headers: Mapping[str, str] | None = None,
-                 bearer_token: str | None = None, timeout: float = 60.0,
+                 bearer_token: str | None = None, auth: Any = None, timeout: float = 60.0,
                  client_info: Implementation | None = None, limits: Limits | None = None,
                  protocol_version: str | None = None,
                  on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
@@ -1174,13 +1299,18 @@ def connect_http(url: str, *, headers: Mapping[str, str] | None = None,
 
     The era is chosen per origin as on stdio (a modern POST first, then the handshake era).
     ``headers`` go on every request; ``bearer_token`` becomes ``Authorization: Bearer``.
+    ``auth`` runs MCP authorization (:class:`OAuth`, :class:`ClientCredentials`,
+    :class:`JwtBearer`, :class:`EnterpriseManaged`): a 401 holds the call, the flow gets a
+    token, and the call is sent again; failures raise an :class:`AuthorizationError`
+    subclass naming the step that failed.
     Credentials in the URL are refused (:class:`LocalProtocolError`); redirects are not
     followed.  TLS verifies certificates against the system's CAs, or ``ca_file``, or your
     ``ssl_context``.  Same methods and errors as :func:`connect_stdio`, plus
     :class:`SessionExpired` when the server forgot a handshake-era session (the call is not
     replayed; the next call starts a new session).
     """
-    return HttpClient(url, headers=headers, bearer_token=bearer_token, timeout=timeout,
+    return HttpClient(url, headers=headers, bearer_token=bearer_token, auth=auth,
+                      timeout=timeout,
                       client_info=client_info, limits=limits,
                       protocol_version=protocol_version, on_sampling=on_sampling,
                       on_elicitation=on_elicitation, roots=roots,

@@ -49,8 +49,35 @@ from ._handlers import ProgressCallback, StatusCallback
 from ._host_async import AsyncHostBase
 from ._host_common import host_connector
 from ._tuning import BIG_READ_SIZE, CONNECT_TIMEOUT, DELETE_TIMEOUT, MAX_IDLE_CONNECTIONS, READ_SIZE
+from .auth import (
+    ClientCredentials,
+    EnterpriseManaged,
+    FileTokenStore,
+    HeadlessRedirect,
+    JwtBearer,
+    LoopbackRedirect,
+    MemoryTokenStore,
+    OAuth,
+    PasteRedirect,
+)
 
-__all__ = ["Client", "Host", "HttpClient", "connect_config", "connect_http", "connect_stdio"]
+__all__ = [
+    "Client",
+    "ClientCredentials",
+    "EnterpriseManaged",
+    "FileTokenStore",
+    "HeadlessRedirect",
+    "Host",
+    "HttpClient",
+    "JwtBearer",
+    "LoopbackRedirect",
+    "MemoryTokenStore",
+    "OAuth",
+    "PasteRedirect",
+    "connect_config",
+    "connect_http",
+    "connect_stdio",
+]
 
 
 class _Waiter:
@@ -176,6 +203,10 @@ class _Runtime:
     @staticmethod
     def is_cancellation(exc: BaseException | None) -> bool:
         return isinstance(exc, trio.Cancelled)
+
+    @staticmethod
+    async def to_thread(fn: Callable[[], Any]) -> Any:
+        return await trio.to_thread.run_sync(fn, abandon_on_cancel=True)
 
 
 _RUNTIME = _Runtime()

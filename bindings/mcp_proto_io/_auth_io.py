@@ -1,0 +1,145 @@
+"""Carrying the authorization flow's own HTTP requests, and setting the flow up.
+
+An auth exchange goes on a fresh connection (they are rare: discovery, registration and a
+token request per login, a refresh an hour): the host name is resolved once, *every*
+address is checked against the flow's policy (private, link-local and metadata addresses
+only when the MCP server itself is on one), and the connection goes to the checked address,
+so a second resolution cannot swap in another one (DNS rebinding).  TLS verifies the name.
+The whole exchange runs under the flow's deadline; the answer is fed to the exchange as it
+arrives and bounded there.
+
+The async bindings run this in a worker thread: the requests are few, and the thread gives
+one implementation with the same checks on every runtime.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import socket
+import ssl
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcp_proto import AuthConfig, AuthExchange, AuthResponse, OAuthFlow, address_zone
+
+from ._auth_redirect import redirect_uri_of
+from ._auth_store import TokenStore
+
+__all__ = ["READ_SIZE", "AuthSetup", "run_auth_exchange"]
+
+READ_SIZE = 16 * 1024
+
+
+def _resolve(host: str, port: int, deadline: float) -> list[str]:
+    if address_zone(host) not in ("name",) and host != "localhost":
+        return [host]
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def run_auth_exchange(ex: AuthExchange, allowed: Callable[[str], bool],
+                      ssl_context: ssl.SSLContext | None) -> AuthResponse | str:
+    """Carry ``ex`` and return its answer, or a string saying why there is none (the flow
+    turns it into a typed error).  Never raises for a network problem."""
+    url = ex.url
+    deadline = ex.deadline
+    try:
+        addresses = _resolve(url.host, url.port, deadline)
+    except OSError as exc:
+        return f"cannot resolve {url.host}: {exc.strerror or exc}"
+    refused = [a for a in addresses if not allowed(a)]
+    usable = [a for a in addresses if allowed(a)]
+    if refused:  # one bad address is enough to distrust the name (rebinding)
+        return (f"refused address {refused[0]} of {url.host}: private, link-local or "
+                "metadata addresses are only reached from an MCP server on one")
+    if not usable:
+        return f"{url.host} has no address"
+    sock: socket.socket | None = None
+    try:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return "no time left"
+        sock = socket.create_connection((usable[0], url.port), timeout=remaining)
+        if url.scheme == "https":
+            context = ssl_context or ssl.create_default_context()
+            sock = context.wrap_socket(sock, server_hostname=url.host)
+        sock.sendall(ex.data)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return "no answer in time"
+            sock.settimeout(remaining)
+            data = sock.recv(READ_SIZE)
+            result = ex.feed(data)
+            if result is not None:
+                return result
+            if not data:
+                return "the connection closed before the answer ended"
+    except TimeoutError:
+        return "no answer in time"
+    except (OSError, ssl.SSLError) as exc:
+        return f"cannot reach {url.authority}: {exc}"
+    finally:
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.close()
+
+
+def _mcp_zone(url: str) -> str:
+    """The address zone of the MCP server's host (resolved when it is a name)."""
+    host = urlsplit(url).hostname or ""
+    zone = address_zone(host)
+    if zone != "name":
+        return zone
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except OSError:
+        return "public"  # unresolvable: the strictest rule
+    zones = {address_zone(str(info[4][0])) for info in infos}
+    return "public" if "public" in zones or not zones else sorted(zones)[0]
+
+
+class AuthSetup:
+    """What one client keeps across its connections: the auth object, its store, and the
+    redirect URI once known.  :meth:`new_flow` makes each connection's flow from the stored
+    record."""
+
+    def __init__(self, auth: Any, url: str) -> None:
+        self.auth = auth
+        self.url = url
+        self.store: TokenStore = auth.token_store()
+        self._redirect_uri: str | None = None
+        self._zone: str | None = None
+
+    @property
+    def redirect(self) -> Any:
+        return getattr(self.auth, "redirect", None)
+
+    def config(self) -> AuthConfig:
+        if self._redirect_uri is None:
+            redirect = self.redirect
+            self._redirect_uri = redirect_uri_of(redirect) if redirect is not None else ""
+        config: AuthConfig = self.auth.auth_config(self._redirect_uri or None)
+        return config
+
+    def new_flow(self) -> OAuthFlow:
+        """Raises :class:`TokenStoreError` when the store is unsafe to read."""
+        if self._zone is None:
+            self._zone = _mcp_zone(self.url)
+        config = self.config()
+        flow = OAuthFlow(config, self.url, random_bytes=secrets.token_bytes,
+                         wall_offset=time.time() - time.monotonic(), mcp_zone=self._zone,
+                         record=None)
+        record = self.store.load(flow.key)
+        if record is not None:
+            flow = OAuthFlow(config, self.url, random_bytes=secrets.token_bytes,
+                             wall_offset=time.time() - time.monotonic(),
+                             mcp_zone=self._zone, record=record)
+        return flow
+
+    def save(self, key: str, record: dict[str, Any]) -> None:
+        self.store.save(key, record)
+

@@ -1,0 +1,398 @@
+"""The URL policy of authorization and the discovery URLs (rules R3, R5, R6, R7 of the notes).
+
+:func:`parse_auth_url` is the one parser every URL of the flow goes through: it refuses
+what must never be fetched or opened (other schemes, credentials, fragments, control
+characters, hosts that parsers disagree on).  :func:`check_url` adds the transport policy:
+https unless the host is loopback, and no IP literal in a zone the MCP server's own zone does
+not allow (server-side request forgery).  Host names are checked by the binding on the
+addresses they resolve to, with :func:`address_allowed`, at connect time.
+
+The discovery helpers build the candidate URLs of RFC 9728 (protected resource metadata),
+RFC 8414 / OpenID Connect Discovery (authorization server metadata) and the 2025-03-26
+fallbacks, and :func:`resource_matches` is the RFC 9728 section 3.3 check.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from ._auth_errors import UnsafeUrl
+
+__all__ = [
+    "MAX_URL_LENGTH",
+    "AuthUrl",
+    "address_allowed",
+    "address_zone",
+    "as_metadata_candidates",
+    "canonical_resource",
+    "check_url",
+    "legacy_endpoint",
+    "legacy_metadata_url",
+    "origin_of",
+    "parse_auth_url",
+    "prm_candidates",
+    "resource_matches",
+]
+
+#: Characters of any URL the flow parses (rule R12).  Real metadata, endpoint and
+#: authorization URLs are well under 2 KiB; 8 KiB is what common servers accept as a request
+#: line, so nothing longer could be sent anyway.
+MAX_URL_LENGTH = 8 * 1024
+
+#: Characters of a URL quoted in an error message: enough to recognise it, and a hostile
+#: 8 KiB URL does not turn into an 8 KiB log line.
+_MAX_URL_IN_MESSAGE = 200
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_MAX_PORT = 65535
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._")
+
+_PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
+_OAUTH_WELL_KNOWN = "/.well-known/oauth-authorization-server"
+_OIDC_WELL_KNOWN = "/.well-known/openid-configuration"
+
+#: Cloud instance metadata services (AWS/GCP/Azure/OpenStack, AWS over IPv6, Alibaba): the
+#: classic SSRF target, named apart so messages can say so.
+_METADATA = frozenset({
+    ipaddress.ip_address("169.254.169.254"),
+    ipaddress.ip_address("fd00:ec2::254"),
+    ipaddress.ip_address("100.100.100.200"),
+})
+_THIS_NETWORK = ipaddress.ip_network("0.0.0.0/8")  # connecting to 0.0.0.0 reaches this host
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated, never a public destination
+_PRIVATE_NETS = tuple(ipaddress.ip_network(n) for n in (
+    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7",
+))
+
+_ZONES = frozenset({
+    "loopback", "private", "link-local", "metadata", "unspecified", "multicast", "public",
+    "name",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class AuthUrl:
+    """A URL that passed :func:`parse_auth_url`: ``scheme`` ``http``/``https``, ``host``
+    lowercased (IPv6 without brackets), ``port`` with the default applied, ``path`` as written
+    (possibly empty), ``query`` without its ``?``, and the ``raw`` string."""
+
+    scheme: str
+    host: str
+    port: int
+    path: str
+    query: str
+    raw: str
+
+    @property
+    def origin(self) -> tuple[str, str, int]:
+        """``(scheme, host, port)``, what origin checks compare."""
+        return (self.scheme, self.host, self.port)
+
+    @property
+    def authority(self) -> str:
+        """``host[:port]``, the port only when not the default, IPv6 bracketed."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        if self.port == _DEFAULT_PORTS[self.scheme]:
+            return host
+        return f"{host}:{self.port}"
+
+    @property
+    def target(self) -> str:
+        """The request target: the path (``/`` if empty) and ``?query`` if any."""
+        path = self.path or "/"
+        return f"{path}?{self.query}" if self.query else path
+
+    @property
+    def without_query(self) -> str:
+        """``scheme://authority`` and the path: the URL with no query (DPoP's ``htu``)."""
+        return f"{self.scheme}://{self.authority}{self.path}"
+
+    @property
+    def origin_url(self) -> str:
+        """``scheme://authority``."""
+        return f"{self.scheme}://{self.authority}"
+
+
+def _shown(url: str) -> str:
+    """``url`` fit for a message: no query or fragment (either may carry secrets), no
+    userinfo (a password), shortened, and quoted so control characters show as escapes."""
+    cut = len(url)
+    for mark in "?#":
+        at = url.find(mark)
+        if at != -1:
+            cut = min(cut, at)
+    shown = url[:cut]
+    scheme_end = shown.find("://")
+    if scheme_end != -1:
+        start = scheme_end + 3
+        slash = shown.find("/", start)
+        end = len(shown) if slash == -1 else slash
+        at = shown.rfind("@", start, end)
+        if at != -1:
+            shown = shown[:start] + "***" + shown[at:]
+    if len(shown) > _MAX_URL_IN_MESSAGE:
+        shown = shown[:_MAX_URL_IN_MESSAGE] + "..."
+    return repr(shown)
+
+
+def _refuse(what: str, url: str, reason: str) -> UnsafeUrl:
+    return UnsafeUrl(f"{what} {_shown(url)} is refused: {reason}")
+
+
+def parse_auth_url(url: str, *, what: str) -> AuthUrl:
+    """``url`` parsed, for the flow to use as ``what`` (``"the token endpoint"``...).
+
+    Raises :class:`UnsafeUrl` (naming ``what`` and the URL without its query) if ``url`` is
+    not a string, is longer than :data:`MAX_URL_LENGTH`, holds control characters, spaces or
+    non-ASCII characters (hosts come as punycode, paths percent-encoded), has a scheme other
+    than http/https, userinfo, a fragment (even an empty one), no host, a host with
+    characters outside letters, digits, ``-``, ``.``, ``_``, a numeric host that is not a
+    dotted-quad IPv4 address (``127.1``: resolvers and parsers disagree on those), an IPv6
+    literal that does not parse or has a zone, or a port that is empty, not digits or out of
+    range."""
+    if not isinstance(url, str):
+        raise UnsafeUrl(f"{what} is not a URL string (got {type(url).__name__})")
+    if len(url) > MAX_URL_LENGTH:
+        raise _refuse(what, url, f"longer than {MAX_URL_LENGTH} characters")
+    if any(ord(c) <= 0x20 or ord(c) >= 0x7F for c in url):
+        raise _refuse(what, url, "it holds spaces, control or non-ASCII characters")
+    if "#" in url:
+        raise _refuse(what, url, "it has a fragment")
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        raise _refuse(what, url, "it is not a valid URL") from None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS:
+        raise _refuse(what, url, "only http and https URLs are used")
+    if not url[len(scheme) + 1:].startswith("//"):
+        raise _refuse(what, url, "it has no host")
+    netloc = parts.netloc
+    if "@" in netloc:
+        raise _refuse(what, url, "it carries credentials (userinfo)")
+    host, port = _split_netloc(netloc, scheme, what, url)
+    return AuthUrl(scheme=scheme, host=host, port=port, path=parts.path, query=parts.query,
+                   raw=url)
+
+
+def _split_netloc(netloc: str, scheme: str, what: str, url: str) -> tuple[str, int]:
+    if netloc.startswith("["):
+        close = netloc.find("]")
+        if close == -1:
+            raise _refuse(what, url, "its IPv6 address is not closed by ']'")
+        host = netloc[1:close].lower()
+        rest = netloc[close + 1:]
+        try:
+            address = ipaddress.IPv6Address(host)
+        except ValueError:
+            raise _refuse(what, url, "its IPv6 address does not parse") from None
+        if address.scope_id is not None:
+            raise _refuse(what, url, "its IPv6 address has a zone")
+        host = str(address)
+        if rest and not rest.startswith(":"):
+            raise _refuse(what, url, "characters follow its IPv6 address")
+    else:
+        host, colon, port_text = netloc.partition(":")
+        rest = colon + port_text
+        host = host.lower()
+        if not host:
+            raise _refuse(what, url, "it has no host")
+        if not set(host) <= _HOST_CHARS:
+            raise _refuse(what, url, "its host has characters other than letters, digits, "
+                                     "'-', '.' and '_'")
+        if _numeric_label(host.rstrip(".").rpartition(".")[2]):
+            try:
+                ipaddress.IPv4Address(host)
+            except ValueError:
+                raise _refuse(what, url, "its numeric host is not a dotted-quad IPv4 "
+                                         "address") from None
+    if not rest:
+        return host, _DEFAULT_PORTS[scheme]
+    port_text = rest[1:]
+    if not port_text or not port_text.isdigit() or not port_text.isascii():
+        raise _refuse(what, url, "its port is not a number")
+    port = int(port_text)
+    if not 1 <= port <= _MAX_PORT:
+        raise _refuse(what, url, "its port is out of range")
+    return host, port
+
+
+def _numeric_label(label: str) -> bool:
+    """True for a label the WHATWG URL parser would read as an IPv4 number (``127``,
+    ``0x7f``): a host ending in one is an address or nothing, never a name."""
+    if label.startswith(("0x", "0X")):
+        return all(c in "0123456789abcdefABCDEF" for c in label[2:])
+    return label.isdigit()
+
+
+def address_zone(host: str) -> str:
+    """The zone of ``host`` (an IP literal, bracketed or not, or a name): ``"loopback"``
+    (127/8, ::1, ``localhost``, ``*.localhost``), ``"metadata"`` (cloud metadata services),
+    ``"unspecified"`` (0.0.0.0/8, ::), ``"multicast"``, ``"link-local"`` (169.254/16,
+    fe80::/10), ``"private"`` (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, and every
+    other address that is not globally reachable: reserved, broadcast, documentation...),
+    ``"public"``, or ``"name"`` for any other DNS name.  IPv4-mapped IPv6 addresses are
+    classified as their IPv4 address.  Raises nothing."""
+    text = host.strip().lower()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        name = text.rstrip(".")
+        if name == "localhost" or name.endswith(".localhost"):
+            return "loopback"
+        return "name"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.scope_id is not None:
+            address = ipaddress.IPv6Address(text.partition("%")[0])
+        if address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+    if address in _METADATA:
+        return "metadata"
+    if address.is_unspecified or (address.version == 4 and address in _THIS_NETWORK):
+        return "unspecified"
+    if address.is_loopback:
+        return "loopback"
+    if address.is_multicast:
+        return "multicast"
+    if address.is_link_local:
+        return "link-local"
+    if any(address in net for net in _PRIVATE_NETS if net.version == address.version):
+        return "private"
+    if address.version == 6 and address in _IPV4_COMPATIBLE:
+        return "private"
+    if address.is_global:
+        return "public"
+    return "private"  # reserved, broadcast, shared, documentation, benchmarking...
+
+
+def address_allowed(address: str, mcp_zone: str) -> bool:
+    """Whether the flow may connect to ``address`` (a resolved IP literal) for an MCP server
+    whose own address is in ``mcp_zone`` (an :func:`address_zone` value).  Never the
+    unspecified or a multicast address; anything else when the MCP server is itself loopback
+    or private (a local server may use a local authorization server); otherwise public
+    addresses only.  A host name (zone ``"name"``) is not an address and is refused: resolve
+    it first.  Raises ValueError for an unknown ``mcp_zone``."""
+    if mcp_zone not in _ZONES:
+        raise ValueError(f"unknown address zone {mcp_zone!r}")
+    zone = address_zone(address)
+    if zone in ("unspecified", "multicast", "name"):
+        return False
+    if mcp_zone in ("loopback", "private"):
+        return True
+    return zone == "public"
+
+
+def check_url(url: str, *, what: str, mcp_zone: str, allow_http: bool = False) -> AuthUrl:
+    """``url`` parsed and checked against the policy, to be used as ``what``: https unless
+    its host is loopback or ``allow_http``; an IP literal or ``localhost`` host must pass
+    :func:`address_allowed` for ``mcp_zone`` (names are checked by the binding once
+    resolved).  Raises :class:`UnsafeUrl` (see :func:`parse_auth_url` for the parse refusals)
+    and ValueError for an unknown ``mcp_zone``."""
+    parsed = parse_auth_url(url, what=what)
+    zone = address_zone(parsed.host)
+    if parsed.scheme != "https" and zone != "loopback" and not allow_http:
+        raise _refuse(what, url, "it must use https (http is allowed for loopback only)")
+    if zone != "name" and not address_allowed(parsed.host, mcp_zone):
+        raise _refuse(what, url, f"its address is {zone} and the MCP server's is {mcp_zone}")
+    return parsed
+
+
+def origin_of(url: str) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of ``url``.  Raises :class:`UnsafeUrl` if it does not parse."""
+    return parse_auth_url(url, what="the URL").origin
+
+
+def _server(server_url: str) -> AuthUrl:
+    """The MCP server URL parsed, a fragment dropped first (it is never sent anyway)."""
+    if isinstance(server_url, str):
+        server_url = server_url.partition("#")[0]
+    return parse_auth_url(server_url, what="the MCP server URL")
+
+
+def _strip_slash(path: str) -> str:
+    return path[:-1] if path.endswith("/") else path
+
+
+def prm_candidates(server_url: str, header_url: str | None) -> list[str]:
+    """The protected resource metadata URLs to try, in order (RFC 9728; MCP 2025-11-25): the
+    challenge's ``resource_metadata`` (``header_url``, verbatim, if given), then the
+    path-inserted well-known URL when the server URL has a path other than ``/``, then the
+    root well-known URL; no duplicates.  The server URL's query and fragment are dropped.
+    ``header_url`` is not checked here (use :func:`check_url`).  Raises :class:`UnsafeUrl`
+    if ``server_url`` does not parse."""
+    server = _server(server_url)
+    out: list[str] = []
+    if header_url is not None:
+        out.append(header_url)
+    path = _strip_slash(server.path)
+    if path:
+        out.append(f"{server.origin_url}{_PRM_WELL_KNOWN}{path}")
+    out.append(f"{server.origin_url}{_PRM_WELL_KNOWN}")
+    return list(dict.fromkeys(out))
+
+
+def as_metadata_candidates(issuer: str) -> list[str]:
+    """The authorization server metadata URLs to try for ``issuer``, in order (RFC 8414
+    section 3.1, OpenID Connect Discovery section 4; MCP 2025-11-25): with a path, OAuth
+    inserted, OpenID inserted, OpenID appended; without, OAuth then OpenID.  One trailing
+    ``/`` of the path is ignored.  Raises :class:`UnsafeUrl` if ``issuer`` does not parse or
+    has a query (an issuer has none, RFC 8414 section 2)."""
+    parsed = parse_auth_url(issuer, what="the authorization server issuer")
+    if parsed.query or "?" in issuer:
+        raise _refuse("the authorization server issuer", issuer, "an issuer has no query")
+    origin = parsed.origin_url
+    path = _strip_slash(parsed.path)
+    if not path:
+        return [f"{origin}{_OAUTH_WELL_KNOWN}", f"{origin}{_OIDC_WELL_KNOWN}"]
+    return [
+        f"{origin}{_OAUTH_WELL_KNOWN}{path}",
+        f"{origin}{_OIDC_WELL_KNOWN}{path}",
+        f"{origin}{path}{_OIDC_WELL_KNOWN}",
+    ]
+
+
+def legacy_metadata_url(server_url: str) -> str:
+    """The 2025-03-26 metadata URL: the MCP server's origin and
+    ``/.well-known/oauth-authorization-server``.  Raises :class:`UnsafeUrl` if
+    ``server_url`` does not parse."""
+    return _server(server_url).origin_url + _OAUTH_WELL_KNOWN
+
+
+def legacy_endpoint(server_url: str, path: str) -> str:
+    """A 2025-03-26 default endpoint: the MCP server's origin and ``path`` (``/authorize``,
+    ``/token``, ``/register``).  Raises :class:`UnsafeUrl` if ``server_url`` does not parse
+    and ValueError if ``path`` does not start with ``/``."""
+    if not path.startswith("/"):
+        raise ValueError(f"an endpoint path starts with '/': {path!r}")
+    return _server(server_url).origin_url + path
+
+
+def resource_matches(resource: str, server_url: str) -> bool:
+    """Whether protected resource metadata naming ``resource`` is about ``server_url``
+    (RFC 9728 section 3.3, with the notes' leniency): same origin (scheme and host
+    case-insensitive, default ports applied) and equal paths (one trailing ``/`` ignored),
+    or the resource path is a segment-boundary prefix of the server path (``/mcp`` covers
+    ``/mcp/x``, not ``/mcpx``; an empty or ``/`` path covers the whole origin).  A resource
+    with a query or fragment, or either URL not parsing, is no match.  Raises nothing."""
+    try:
+        res = parse_auth_url(resource, what="the resource")
+        server = _server(server_url)
+    except UnsafeUrl:
+        return False
+    if res.query or "?" in resource or res.origin != server.origin:
+        return False
+    res_path = _strip_slash(res.path)
+    server_path = _strip_slash(server.path)
+    return (not res_path or res_path == server_path
+            or server_path.startswith(res_path + "/"))
+
+
+def canonical_resource(server_url: str) -> str:
+    """The canonical URI of the MCP server (MCP 2025-06-18 onwards, RFC 8707): scheme and
+    host lowercased, default port dropped, query and fragment dropped, the path as written
+    (no ``/`` added).  Raises :class:`UnsafeUrl` if ``server_url`` does not parse."""
+    return _server(server_url).without_query
