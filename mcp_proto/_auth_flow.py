@@ -472,7 +472,7 @@ class OAuthFlow:
             return
         self._deadline = self.user_wait_until = None
         self._fail(error if isinstance(error, AuthorizationError)
-                   else AuthorizationDenied(f"authorization did not complete: {error}"))
+                   else AuthorizationError(f"authorization did not complete: {error}"))
 
     def next_deadline(self) -> float | None:
         deadlines = [d for d in (self._deadline,
@@ -490,8 +490,9 @@ class OAuthFlow:
                                  now)
         if self._deadline is not None and self._deadline <= now and self.state == "authorize":
             self._deadline = self.user_wait_until = None
-            self._fail(AuthorizationDenied(
-                f"no authorization within {self.config.authorization_timeout:g} s"))
+            self._fail(AuthorizationError(
+                f"no authorization within {self.config.authorization_timeout:g} s (the user "
+                "did not complete it)"))
 
     # -- the procedure ------------------------------------------------------------------------
 
@@ -734,6 +735,11 @@ class OAuthFlow:
             return None
         if client.get("via") == "preregistered":
             client = {**client, "client_secret": self.config.client_secret}
+        elif (client.get("via") == "dcr" and self.config.grant == "authorization_code"
+              and client.get("redirect_uri") != self.config.redirect_uri):
+            # Registered for another redirect URI (an earlier run's loopback port): many
+            # authorization servers match redirect URIs exactly, so register again.
+            return None
         return client
 
     def _enter_client(self, now: float) -> None:
@@ -876,7 +882,7 @@ class OAuthFlow:
         self._state_value = b64url(self._random(STATE_BYTES))
         scope = self._scope_request()
         self._requested = scope
-        self._redirect_uri = client.get("redirect_uri") or self.config.redirect_uri
+        self._redirect_uri = self.config.redirect_uri
         params = [("response_type", "code"), ("client_id", client["client_id"]),
                   ("redirect_uri", self._redirect_uri), ("code_challenge", challenge),
                   ("code_challenge_method", "S256"), ("state", self._state_value),

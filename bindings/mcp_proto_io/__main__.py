@@ -15,6 +15,11 @@
     mcp-proto --config FILE tools --provider openai-strict --json   # as a provider's tools
     mcp-proto --config FILE schema NAME --provider gemini-openapi  # one schema + its notes
     mcp-proto config check FILE | config convert FILE --to DIALECT
+    mcp-proto login --url URL                # authorize (browser, loopback callback), keep tokens
+    mcp-proto logout --url URL | auth status # forget them | what is stored (never the tokens)
+
+Every ``--url`` command uses the tokens ``login`` stored (and refreshes them); without any, a
+server that answers 401 fails with a line saying to log in.
 
 Exit status: 0 on success, 1 when the server or the call failed (one line on stderr says why),
 2 for a usage error.  A tool result with ``isError`` prints the result and exits 1.
@@ -46,6 +51,7 @@ from mcp_proto import (
 )
 from mcp_proto.host import TOOL_TARGETS, ConfigError, tool_definitions
 
+from ._cli_auth import add_auth_commands, run_auth_command, stored_auth
 from ._cli_host import (
     HostUsageError,
     add_config_arguments,
@@ -163,6 +169,11 @@ def _parser() -> argparse.ArgumentParser:
                         help="with --config: start only this server (repeatable)")
         sp.add_argument("--provider", choices=TOOL_TARGETS,
                         help="tools: print them as that provider's tool definitions")
+        sp.add_argument("--store", metavar="DIR",
+                        help="with --url: the token store `mcp-proto login` wrote")
+        sp.add_argument("--allow-http", action="store_true",
+                        help="with --url: allow plain http to a non-loopback "
+                             "authorization server")
 
     demo = sub.add_parser("demo", help="run the bundled demo server and show a session")
     demo.add_argument("--timeout", type=float, default=60.0, help=argparse.SUPPRESS)
@@ -189,6 +200,7 @@ def _parser() -> argparse.ArgumentParser:
     prompt.add_argument("--args", help="arguments as a JSON object of strings")
     common(prompt)
     add_config_command(sub)
+    add_auth_commands(sub)
     return p
 
 
@@ -240,7 +252,7 @@ def _run(args: argparse.Namespace, command: list[str], out: TextIO) -> int:
                 raise _UsageError(f"--header takes NAME:VALUE, got {item!r}")
             headers[name.strip()] = value.strip()
         client = connect_http(args.url, headers=headers, timeout=args.timeout,
-                              client_info=CLIENT_INFO)
+                              client_info=CLIENT_INFO, auth=stored_auth(args))
     else:
         if not command:
             raise _UsageError("give the server command after `--` (e.g. "
@@ -347,6 +359,8 @@ def _dispatch(args: argparse.Namespace, command: list[str], out: TextIO) -> int:
         return _demo(args, out)
     if args.cmd == "config":
         return run_config_command(args, out)
+    if args.cmd in ("login", "logout", "auth"):
+        return run_auth_command(args, out, CLIENT_INFO)
     if args.config is not None or args.cmd in ("servers", "schema"):
         if args.config is None:
             raise _UsageError(f"`{args.cmd}` needs --config FILE")

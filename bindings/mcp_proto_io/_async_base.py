@@ -27,6 +27,7 @@ from mcp_proto import (
     AuthExchange,
     AuthorizationError,
     AuthorizationRequired,
+    AuthStatus,
     CallToolResult,
     ClientSession,
     Closed,
@@ -1180,3 +1181,23 @@ class AsyncHttpClientBase(AsyncClientBase):
 
             ssl_context = ssl.create_default_context(cafile=os.fspath(ca_file))
         self._ssl_context = ssl_context  # None: the system's CAs, verification on
+
+
+    @property
+    def auth_status(self) -> AuthStatus | None:
+        """What authorization holds now (issuer, scopes, expiry; never the token), or None
+        without ``auth=`` or before the first connection."""
+        conn = self._conn
+        if not isinstance(conn, HttpPump) or conn.http.auth is None:
+            return None
+        return conn.http.auth.status()
+
+    async def reauthorize(self, scope: str | None = None) -> None:
+        """Forget the token and authorize again now (asking for ``scope`` too); the next calls
+        wait for it.  Raises :class:`LocalProtocolError` without ``auth=``."""
+        if self._auth_setup is None:
+            raise LocalProtocolError("reauthorize() needs a client created with auth=")
+        conn = await self._connection()
+        assert isinstance(conn, HttpPump) and conn.http.auth is not None
+        conn.http.auth.reauthorize(time.monotonic(), scope)
+        conn._after()

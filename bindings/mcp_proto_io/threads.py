@@ -35,6 +35,7 @@ from mcp_proto import (
     AuthExchange,
     AuthorizationError,
     AuthorizationRequired,
+    AuthStatus,
     CallToolResult,
     ClientSession,
     Closed,
@@ -1084,7 +1085,10 @@ class _HttpConnection(_Pump):
                 except AuthorizationError as exc:
                     self._auth_note(f"tokens not saved: {exc}")
             elif isinstance(event, RedirectRequired):
-                self._submit(self._redirect, event)
+                # Its own daemon thread: the user may take minutes, and close() must not
+                # wait for them (the flow's deadline fails the waiting calls anyway).
+                threading.Thread(target=self._redirect, args=(event,), daemon=True,
+                                 name="mcp-proto-redirect").start()
         for ax in exchanges:
             self._submit(self._run_auth, ax)
 
@@ -1283,6 +1287,28 @@ class HttpClient(_ClientBase):
 
     def _new_connection(self) -> _Pump:
         return _HttpConnection(self)
+
+    @property
+    def auth_status(self) -> AuthStatus | None:
+        """What authorization holds now (issuer, scopes, expiry; never the token), or None
+        without ``auth=`` or before the first connection."""
+        conn = self._conn
+        if not isinstance(conn, _HttpConnection) or conn.http.auth is None:
+            return None
+        with conn.lock:
+            return conn.http.auth.status()
+
+    def reauthorize(self, scope: str | None = None) -> None:
+        """Forget the token and authorize again now (asking for ``scope`` too); the next calls
+        wait for it.  Raises :class:`LocalProtocolError` without ``auth=``."""
+        if self._auth_setup is None:
+            raise LocalProtocolError("reauthorize() needs a client created with auth=")
+        conn = self._connection()
+        assert isinstance(conn, _HttpConnection) and conn.http.auth is not None
+        with conn.lock:
+            conn.http.auth.reauthorize(time.monotonic(), scope)
+            conn._queue_output_locked()
+        conn._flush()
 
 
 def connect_http(url: str, *, headers: Mapping[str, str] | None = None,

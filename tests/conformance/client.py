@@ -2,10 +2,16 @@
 
 The harness runs ``<command> <server-url>``, with the scenario in ``MCP_CONFORMANCE_SCENARIO``.
 ``MCP_CONFORMANCE_PROTOCOL_VERSION`` (0.2.x suites only) pins the protocol version, and
-``MCP_CONFORMANCE_CONTEXT`` holds scenario data as JSON (http-custom-headers).  Each scenario
-is one function below.  Everything on the wire (lifecycle, headers, ``_meta``, resumption,
-multi-round tool calls) is the library's job: this client only does what a host would do.
-Exit 0 when the scenario's work is done; otherwise one line on stderr and exit 1.
+``MCP_CONFORMANCE_CONTEXT`` holds scenario data as JSON (http-custom-headers and the
+credentials of some ``auth/*`` scenarios).  Each scenario is one function below.  Everything
+on the wire (lifecycle, headers, ``_meta``, resumption, multi-round tool calls, the whole
+authorization flow) is the library's job: this client only does what a host would do.
+
+Every ``auth/*`` scenario is one host: pick the ``auth=`` object from the scenario's name and
+context (:func:`auth_for`), then list the tools, call ``test-tool`` and close.  The suite's
+authorization servers approve at once, so :class:`HeadlessRedirect` plays the browser.
+Exit 0 when the scenario's work is done; otherwise one line on stderr and exit 1 (the
+scenarios that test a refusal allow that exit).
 """
 
 from __future__ import annotations
@@ -21,9 +27,18 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO), str(REPO / "bindings")]
 
-from mcp_proto_io.threads import HttpClient, connect_http  # noqa: E402
+from mcp_proto_io.threads import (  # noqa: E402
+    ClientCredentials,
+    EnterpriseManaged,
+    HeadlessRedirect,
+    HttpClient,
+    JwtBearer,
+    MemoryTokenStore,
+    OAuth,
+    connect_http,
+)
 
-from mcp_proto import TextResourceContents  # noqa: E402
+from mcp_proto import AuthorizationError, TextResourceContents  # noqa: E402
 
 TIMEOUT = 20.0  # seconds per request; the harness gives the whole client 30 s
 
@@ -225,6 +240,59 @@ def skills_verify(client: HttpClient) -> None:
             print(f"skill refused: {exc}", file=sys.stderr)
 
 
+# Authorization (auth/*).  The host's choices: its name, a client ID metadata document URL (the
+# suite's constant, which its authorization servers never fetch), tokens in memory only.
+
+CLIENT_NAME = "mcp-proto conformance client"
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def auth_for(scenario: str, ctx: dict[str, Any]) -> Any:
+    """The ``auth=`` object for an ``auth/*`` scenario, from the credentials its context
+    carries (keys first: the enterprise scenario was renamed between suite versions)."""
+    if "private_key_pem" in ctx:  # client-credentials-jwt
+        return ClientCredentials(ctx["client_id"], private_key=ctx["private_key_pem"])
+    if "idp_token_endpoint" in ctx:  # cross-app-access-complete-flow / enterprise-managed-...
+        return EnterpriseManaged(
+            ctx["client_id"], ctx.get("client_secret"),
+            idp_token_endpoint=ctx["idp_token_endpoint"], id_token=ctx["idp_id_token"],
+            idp_client_id=ctx.get("idp_client_id"))
+    if "valid_jwt" in ctx:  # wif-jwt-bearer
+        return JwtBearer(assertion=ctx["valid_jwt"], client_id=ctx.get("client_id"))
+    if scenario == "auth/client-credentials-basic":
+        return ClientCredentials(ctx["client_id"], client_secret=ctx["client_secret"])
+    if "client_id" in ctx and "client_secret" in ctx:  # pre-registration
+        return OAuth(client_name=CLIENT_NAME, redirect=HeadlessRedirect(),
+                     store=MemoryTokenStore(), client_id=ctx["client_id"],
+                     client_secret=ctx["client_secret"])
+    return OAuth(client_name=CLIENT_NAME, redirect=HeadlessRedirect(), store=MemoryTokenStore(),
+                 client_metadata_url=CLIENT_METADATA_URL,
+                 dpop=scenario.startswith("auth/dpop"))
+
+
+def authorized_tool_call(client: HttpClient) -> None:
+    """What the suite's reference client does once authorized: list, call, close."""
+    names = [t.name for t in client.list_tools()]
+    if "test-tool" not in names:
+        raise ScenarioFailed(f"test-tool not listed: {names}")
+    client.call_tool("test-tool", {})
+
+
+def run_auth(scenario: str, url: str) -> int:
+    try:
+        auth = auth_for(scenario, context())
+        with connect_http(
+            url, auth=auth, timeout=TIMEOUT,
+            protocol_version=os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or None,
+        ) as client:
+            authorized_tool_call(client)
+    except Exception as exc:  # an AuthorizationError is the point of several scenarios
+        kind = "refused" if isinstance(exc, AuthorizationError) else "failed"
+        print(f"{scenario}: {kind}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 SCENARIOS: dict[str, Callable[[HttpClient], None]] = {
     "initialize": initialize,
     "tools_call": tools_call,
@@ -246,9 +314,11 @@ SCENARIOS: dict[str, Callable[[HttpClient], None]] = {
 
 def main(argv: list[str]) -> int:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    if scenario.startswith("auth/") and len(argv) >= 2:
+        return run_auth(scenario, argv[-1])
     run = SCENARIOS.get(scenario)
     if run is None or len(argv) < 2:
-        print(f"usage: MCP_CONFORMANCE_SCENARIO=<{'|'.join(SCENARIOS)}> client.py URL "
+        print(f"usage: MCP_CONFORMANCE_SCENARIO=<{'|'.join(SCENARIOS)}|auth/...> client.py URL "
               f"(got scenario {scenario!r})", file=sys.stderr)
         return 2
     client = connect_http(
