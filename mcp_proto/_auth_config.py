@@ -19,6 +19,7 @@ from the configuration each time.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,10 @@ MIN_TOKEN_LIFETIME = 1.0
 MAX_TOKEN_LIFETIME = 365 * 24 * 3600.0
 
 RECORD_VERSION = 1
+
+#: A stored access token must be visible ASCII (it goes in a header); anything else is
+#: ignored as if nothing were stored.
+_HEADER_SAFE = re.compile(r"[\x21-\x7e]{1,16384}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,12 +140,18 @@ class Tokens:
         expires = obj.get("expires_at")
         refresh = obj.get("refresh_token")
         scope = obj.get("scope")
-        if not isinstance(access, str) or not access or not isinstance(kind, str):
+        if not isinstance(access, str) or not _HEADER_SAFE.fullmatch(access) \
+                or not isinstance(kind, str):
             return None
-        if not (expires is None or (isinstance(expires, (int, float))
-                                    and not isinstance(expires, bool)
-                                    and math.isfinite(expires))):
+        if isinstance(expires, bool) or not isinstance(expires, (int, float)):
             expires = None
+        else:
+            try:
+                expires = float(expires)
+            except OverflowError:
+                expires = None
+            if expires is not None and not math.isfinite(expires):
+                expires = None
         return cls(access, kind, None if expires is None else float(expires),
                    refresh if isinstance(refresh, str) and refresh else None,
                    scope if isinstance(scope, str) else None)

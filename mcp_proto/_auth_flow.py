@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hmac
 import math
+import re
 from base64 import b64encode
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -108,6 +109,10 @@ _ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
 _ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 _ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 _METHODS = ("none", "client_secret_basic", "client_secret_post", "private_key_jwt")
+#: What an access token may hold to go in an ``Authorization`` header: visible ASCII (RFC 6750
+#: b64token is narrower; real tokens are JWTs or opaque base64url).  Anything else would break
+#: every request it is put on.
+_HEADER_SAFE = re.compile(r"[\x21-\x7e]{1,16384}")
 _SCOPE_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F)) - {'"', "\\"}
 
 #: (state, outcome) -> next state.  ``done`` ends the procedure with a new token.
@@ -288,6 +293,7 @@ class OAuthFlow:
         self._dpop_nonces: dict[tuple[str, str, int], str] = {}
         self._nonce_retried = False
         self._refresh_failed: int | None = None  # generation whose refresh was refused
+        self._refreshed: int | None = None  # generation a refresh gave (refused: discover)
         self._authorizations: list[float] = []  # when each interactive one started
         self._step_ups: dict[frozenset[str], int] = {}
         # discovery and the procedure in progress
@@ -303,6 +309,7 @@ class OAuthFlow:
         self._redirect_uri = config.redirect_uri
         self._id_jag = ""
         self._code = ""
+        self._last_token_purpose = ""
 
     # -- what the HTTP layer asks -------------------------------------------------------------
 
@@ -364,7 +371,7 @@ class OAuthFlow:
             return self._step_up(challenge, now)
         tokens = self.tokens
         if tokens is not None and tokens.refresh_token is not None \
-                and self._refresh_failed != self.generation:
+                and self.generation not in (self._refresh_failed, self._refreshed):
             self._begin("refresh", "refresh", now)
             return "refresh"
         self.tokens = None  # refused: never sent again
@@ -522,14 +529,22 @@ class OAuthFlow:
             self._fail(exc)
 
     def _done(self) -> None:
+        refreshed = self.kind == "refresh" and self._only_refreshed()
         self.state = "idle"
         self.kind = None
         self.generation += 1
+        self._refreshed = self.generation if refreshed else None
         tokens = self.tokens
         assert tokens is not None and self.issuer is not None
         self._events.append(Authorized(self.issuer, tokens.scope, tokens.expires_at))
 
+    def _only_refreshed(self) -> bool:
+        """Whether the procedure ending now was a refresh and nothing more (a refused refresh
+        goes on to discovery and a new grant)."""
+        return self._last_token_purpose == "refresh"
+
     def _fail(self, error: AuthorizationError) -> None:
+        self._starting.clear()  # at most one exchange per procedure: none is left to carry
         if self._exchange is not None:
             self._aborting.append(self._exchange.id)
             self._exchange = None
@@ -1026,12 +1041,13 @@ class OAuthFlow:
             self._go("ok", now)
             return
         self._install(doc, ex, now)
+        self._last_token_purpose = ex.purpose
         self._go("ok", now)
 
     def _install(self, doc: dict[str, Any], ex: AuthExchange, now: float) -> None:
         access = doc.get("access_token")
         kind = doc.get("token_type")
-        if not isinstance(access, str) or not access or any(c in access for c in "\r\n "):
+        if not isinstance(access, str) or not _HEADER_SAFE.fullmatch(access):
             raise TokenError(f"the {ex.purpose} answer from {_safe(ex.url.raw)} has no usable "
                              "access_token")
         if not isinstance(kind, str) or kind.lower() not in (
@@ -1047,10 +1063,14 @@ class OAuthFlow:
             except ValueError:
                 expires_in = None
         expires_at = None
-        if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool) \
-                and math.isfinite(expires_in):
-            lifetime = min(max(float(expires_in), MIN_TOKEN_LIFETIME), MAX_TOKEN_LIFETIME)
-            expires_at = now + self._wall + lifetime
+        if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool):
+            try:
+                seconds = float(expires_in)
+            except OverflowError:  # a 400-digit integer: "a very long time"
+                seconds = MAX_TOKEN_LIFETIME
+            if math.isfinite(seconds):
+                lifetime = min(max(seconds, MIN_TOKEN_LIFETIME), MAX_TOKEN_LIFETIME)
+                expires_at = now + self._wall + lifetime
         refresh = doc.get("refresh_token")
         if not (isinstance(refresh, str) and refresh):
             refresh = self.tokens.refresh_token if (
@@ -1139,7 +1159,7 @@ class OAuthFlow:
         if 300 <= response.status < 400 and handler in (self._on_register, self._on_token):
             self._fail(TokenError(f"the {ex.purpose} endpoint {_safe(ex.url.raw)} redirected "
                                   f"(HTTP {response.status}); redirects are not followed",
-                                  status=response.status) if handler is self._on_token
+                                  status=response.status) if handler == self._on_token
                        else RegistrationError(f"the registration endpoint {_safe(ex.url.raw)} "
                                               f"redirected (HTTP {response.status}); "
                                               "redirects are not followed"))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import itertools
 import json
 import os
 import re
@@ -197,7 +198,7 @@ def jwt_parts(token: str) -> tuple[dict[str, Any], dict[str, Any], bytes, bytes]
             b64(sig))
 
 
-# -- the happy path ----------------------------------------------------------------------------------
+# -- the happy path --------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
@@ -244,7 +245,7 @@ def test_happy_path_sequence_and_file_store(binding: str, tmp_path: Path) -> Non
     assert access in records[0].read_text()  # the token really is what the store keeps
 
 
-# -- discovery refusals -----------------------------------------------------------------------------
+# -- discovery refusals ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
@@ -310,7 +311,7 @@ def test_huge_metadata_body_is_cut_off(binding: str, how: str) -> None:
         assert srv.violations == other.violations == []
 
 
-# -- redirects ----------------------------------------------------------------------------------------
+# -- redirects -------------------------------------------------------------------------------------
 
 
 REDIRECT_CASES = [
@@ -372,7 +373,7 @@ def test_refused_token_fails_fast_and_bounds_the_browser(binding: str, refresh: 
             finally:
                 await c.aclose()
             assert counts[0] <= 1, counts  # one browser for the first call
-            steps = [counts[0]] + [y - x for x, y in zip(counts, counts[1:], strict=False)]
+            steps = [counts[0]] + [y - x for x, y in itertools.pairwise(counts)]
             assert max(steps) <= 1, counts  # at most one per call
             assert counts[-1] <= MAX_AUTHORIZATIONS_PER_WINDOW, counts
 
@@ -423,7 +424,7 @@ def test_a_failed_authorization_runs_once_per_call(binding: str) -> None:
         assert srv.count("as", "/authorize") == 1
 
 
-# -- concurrency ------------------------------------------------------------------------------------
+# -- concurrency -----------------------------------------------------------------------------------
 
 
 N_CONCURRENT = 20
@@ -572,7 +573,7 @@ def test_access_denied_is_authorization_denied(binding: str) -> None:
         assert srv.violations == []
 
 
-# -- step-up -----------------------------------------------------------------------------------------
+# -- step-up ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
@@ -608,7 +609,7 @@ def test_unsatisfiable_scope_fails_after_bounded_step_ups(binding: str) -> None:
         assert srv.violations == []
 
 
-# -- machine credentials --------------------------------------------------------------------------
+# -- machine credentials ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post"])
@@ -719,7 +720,7 @@ def test_401_without_auth_is_authorization_required(binding: str) -> None:
         assert srv.violations == []
 
 
-# -- secrets never leak -----------------------------------------------------------------------------
+# -- secrets never leak ----------------------------------------------------------------------------
 
 
 LEAK_CASES = [
@@ -760,7 +761,7 @@ def test_errors_and_reprs_carry_no_secrets(binding: str, knobs: dict[str, Any],
         run(binding, scenario)
 
 
-# -- the store --------------------------------------------------------------------------------------
+# -- the store -------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("binding", BINDINGS)

@@ -320,6 +320,7 @@ class World:
 
 def standard_world(**prm_extra: Any) -> World:
     world = World()
+    prm_extra.setdefault("url", PRM_HEADER)
     world.add_prm(**prm_extra)
     world.add_as()
     return world
@@ -695,7 +696,7 @@ def test_each_authorization_has_a_fresh_state_and_verifier() -> None:
     flow = make_flow()
     first = until_redirect(flow, world)
     flow.callback_failed("closed the window", now=T0)
-    assert isinstance(flow.error, AuthorizationDenied)
+    assert isinstance(flow.error, AuthorizationError) and "closed the window" in str(flow.error)
     second = until_redirect(flow, world, now=T0 + 1)
     q1, q2 = query_of(first.url), query_of(second.url)
     assert q1["state"] != q2["state"] and q1["code_challenge"] != q2["code_challenge"]
@@ -836,6 +837,7 @@ def test_step_ups_are_bounded_per_scope_set() -> None:
         world.serve(flow, now)
         assert flow.error is None
         now += AUTHORIZATION_WINDOW  # not the authorization window's limit
+    drain(flow)
     starts = len(world.log)
     assert flow.on_challenge(403, www, None, flow.generation, now) == "failed"
     assert isinstance(flow.error, InsufficientScope) and flow.error.scope == "write"
@@ -1105,7 +1107,9 @@ def test_callback_is_single_use() -> None:
 def test_callback_failed_fails_with_authorization_denied() -> None:
     flow, world, _redirect = callback_case()
     flow.callback_failed("the browser did not open", now=T0 + 1)
-    assert isinstance(flow.error, AuthorizationDenied) and not flow.busy
+    assert isinstance(flow.error, AuthorizationError) and not flow.busy
+    assert not isinstance(flow.error, CallbackRejected)
+    assert "the browser did not open" in str(flow.error)
     assert flow.next_deadline() is None
 
 
@@ -1165,9 +1169,27 @@ def test_token_endpoint_400_is_a_token_error_with_its_code() -> None:
     assert isinstance(flow.error, TokenError) and flow.error.error == "invalid_grant"
 
 
-def test_token_endpoint_redirect_is_an_error() -> None:
+def test_token_endpoint_redirect_is_an_error_and_not_followed() -> None:
+    flow, world = token_case(lambda _r: response(307, None, (("Location", "http://x/"),)))
+    assert isinstance(flow.error, AuthorizationError) and "redirect" in str(flow.error)
+    assert world.urls()[-1] == f"{AS}/token" and flow.tokens is None
+
+
+@pytest.mark.xfail(strict=True, reason="bug: a token endpoint redirect is reported as a "
+                   "RegistrationError about 'the registration endpoint' (`handler is "
+                   "self._on_token` compares fresh bound methods; see report #4)")
+def test_token_endpoint_redirect_is_a_token_error() -> None:
     flow, _world = token_case(lambda _r: response(307, None, (("Location", "http://x/"),)))
-    assert isinstance(flow.error, TokenError) and "redirect" in str(flow.error)
+    assert isinstance(flow.error, TokenError)
+    assert "registration" not in str(flow.error)
+
+
+def test_registration_endpoint_redirect_is_a_registration_error() -> None:
+    world = standard_world()
+    world.routes[f"{AS}/register"] = fixed(301)
+    flow = make_flow()
+    challenge(flow, world)
+    assert isinstance(flow.error, RegistrationError) and "redirect" in str(flow.error)
 
 
 @pytest.mark.parametrize(("expires_in", "lifetime"), [
@@ -1384,7 +1406,10 @@ def test_tokens_never_in_reprs_messages_or_auth_exchanges() -> None:
     world = standard_world()
     world.registration = {"token_endpoint_auth_method": "client_secret_post"}
     flow = make_flow(AuthConfig(client_secret="cfg-secret-zz", idp_client_secret="idp-zz"))
-    events = authorize(flow, world)
+    redirect = until_redirect(flow, world)
+    flow.receive_callback(world.approve(redirect), now=T0)
+    world.serve(flow, T0)
+    events: list[AuthEvent] = [redirect, *drain(flow)]
     access, refresh = world.access_tokens[-1], world.refresh_tokens[-1]
     # refresh: before expiry
     assert flow.tokens is not None and flow.tokens.expires_at is not None
@@ -1739,7 +1764,9 @@ def test_authorization_timeout_is_authorization_denied() -> None:
     flow.handle_timeout(T0 + 59)
     assert flow.busy
     flow.handle_timeout(T0 + 60)
-    assert isinstance(flow.error, AuthorizationDenied) and not flow.busy
+    # 46d966f: a timeout is not the user's refusal, so the base AuthorizationError
+    assert isinstance(flow.error, AuthorizationError) and not flow.busy
+    assert "60 s" in str(flow.error)
     assert flow.next_deadline() is None and flow.user_wait_until is None
     flow.receive_callback(world.approve(redirect), now=T0 + 61)  # too late: ignored
     assert flow.exchanges_to_start() == [] and flow.tokens is None
@@ -1908,53 +1935,66 @@ FUZZ = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-def check_quiet_flow(flow: OAuthFlow, sent_access: list[str], log: list[AuthExchange]) -> None:
-    assert flow.state in ("idle", "authorize") or flow._exchange is not None
-    assert flow.busy == (flow.state != "idle")
-    for ex in log:
-        for token in sent_access:
-            assert token.encode() not in ex.data
+def take_one(flow: OAuthFlow, log: list[AuthExchange]) -> AuthExchange | None:
+    exchanges = flow.exchanges_to_start()
+    assert len(exchanges) <= 1
+    log += exchanges
+    return exchanges[0] if exchanges else None
 
 
 @FUZZ
 @given(www=www_values, replies=st.lists(answers, max_size=8),
        callback=st.sampled_from(["approve", "garbage", "none"]),
-       status=st.sampled_from([401, 403]))
+       status=st.sampled_from([401, 403]), dpop=st.booleans())
 def test_fuzz_garbage_answers_never_raise_or_leak(www: str, replies: list[tuple[int, bytes]],
-                                                   callback: str, status: int) -> None:
-    flow = make_flow()
+                                                   callback: str, status: int,
+                                                   dpop: bool) -> None:
+    flow = make_flow(AuthConfig(dpop=SIGNER if dpop else None))
     log: list[AuthExchange] = []
     issued: list[str] = []
     now = T0
     for _round in range(2):
         flow.on_challenge(status, [www], None, flow.generation, now)
         for reply_status, body in replies:
-            exchanges = flow.exchanges_to_start()
-            if not exchanges:
+            ex = take_one(flow, log)
+            if ex is None:
                 break
-            [ex] = exchanges
-            log.append(ex)
-            flow.receive_exchange_data(
-                ex.id, response(reply_status, body) if reply_status != 201
-                else response(201, body), now=now)
-        for event in drain(flow):
-            if isinstance(event, RedirectRequired) and callback != "none":
-                url = ("http://127.0.0.1/callback?code=c&state="
-                       + query_of(event.url).get("state", "x")
-                       if callback == "approve" else "x:/\x00?state=&state=")
-                flow.receive_callback(url, now=now)
+            flow.receive_exchange_data(ex.id, response(reply_status, body), now=now)
+            for event in drain(flow):
+                if isinstance(event, RedirectRequired) and callback != "none":
+                    url = ("http://127.0.0.1/callback?code=c&state="
+                           + query_of(event.url).get("state", "x")
+                           if callback == "approve" else "x:/\x00?state=&state=")
+                    flow.receive_callback(url, now=now)
         if flow.tokens is not None:
             issued.append(flow.tokens.access_token)
-            flow.headers("POST", now)
+            try:
+                flow.headers("POST", now)
+            except ValueError:
+                assert dpop  # a DPoP proof refuses a non-ASCII token: see report #2
+        # ends idle, waiting for an answer, or waiting for the user
+        assert flow.state == "idle" or flow.state == "authorize" or flow._exchange is not None
+        assert flow.busy == (flow.state != "idle")
+        if flow.failures:
+            assert flow.error is not None or flow.busy
         flow.handle_timeout(now + 10**6)
-        assert not flow.busy or flow.state == "authorize" or flow.exchanges_to_start() == [] \
-            or True
+        assert not flow.busy
+        take_one(flow, log)
         now += 1
-    for ex in flow.exchanges_to_start():
-        log.append(ex)
-    check_quiet_flow(flow, issued, log)
-    if flow.failures:
-        assert flow.error is not None or flow.generation > 0
+    # R1: no access token ever goes out on an auth exchange (they are all non-MCP requests)
+    for ex in log:
+        for token in issued:
+            assert token.encode() not in ex.data
+
+
+@pytest.mark.xfail(strict=True, reason="bug (minor): a procedure that fails before the binding "
+                   "took its exchange leaves it in exchanges_to_start (see report #5)")
+def test_a_failed_procedure_hands_out_no_dead_exchange() -> None:
+    flow = make_flow()
+    flow.on_challenge(401, [CHALLENGE], None, 0, T0)
+    flow.handle_timeout(T0 + 10**6)  # the binding had not polled yet
+    assert isinstance(flow.error, DiscoveryError)
+    assert all(not ex.done for ex in flow.exchanges_to_start())
 
 
 # -- hypothesis: a rule-based machine over every input ------------------------------------------

@@ -18,6 +18,7 @@ import contextlib
 import secrets
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,7 +29,7 @@ from mcp_proto import AuthConfig, AuthExchange, AuthResponse, OAuthFlow, address
 from ._auth_redirect import redirect_uri_of
 from ._auth_store import TokenStore
 
-__all__ = ["READ_SIZE", "AuthSetup", "run_auth_exchange"]
+__all__ = ["READ_SIZE", "AuthSetup", "run_auth_exchange", "run_in_daemon_thread"]
 
 READ_SIZE = 16 * 1024
 
@@ -86,6 +87,23 @@ def run_auth_exchange(ex: AuthExchange, allowed: Callable[[str], bool],
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.close()
+
+
+def run_in_daemon_thread(fn: Callable[[], Any],
+                         done: Callable[[Any, BaseException | None], None]) -> None:
+    """Run the blocking ``fn`` in a daemon thread, then ``done(value, error)`` in it.  For the
+    async bindings' blocking auth parts (an exchange, a plain redirect handler): a daemon
+    thread, not a loop's executor, since ``asyncio.run`` waits for its executor's threads at
+    exit and a user step may take minutes."""
+
+    def run() -> None:
+        try:
+            value, error = fn(), None
+        except BaseException as exc:  # delivered to the waiting task
+            value, error = None, exc
+        done(value, error)
+
+    threading.Thread(target=run, name="mcp-proto-auth", daemon=True).start()
 
 
 def _mcp_zone(url: str) -> str:

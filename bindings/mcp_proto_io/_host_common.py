@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Generic, Protocol, TypeVar
@@ -21,15 +22,19 @@ from mcp_proto.host import (
     HostCore,
     MetaToolError,
     NamePolicy,
+    OAuthSettings,
     RestartPolicy,
     ServerEvent,
     ServerSpec,
     meta_result,
+    oauth_settings,
     redact_url,
 )
 
+from ._auth_store import TokenStore
 from ._config_files import load_config
 from ._handlers import RootsSource
+from .auth import OAuth
 
 __all__ = [
     "REROUTE_PAUSE",
@@ -45,6 +50,7 @@ __all__ = [
     "host_connector",
     "coerce_arguments",
     "load_source",
+    "server_auth",
     "meta_message",
     "meta_raw",
     "meta_servers",
@@ -102,6 +108,31 @@ class HostOptions:
     on_notification: HostNotificationCallback | None = None
     client_info: Implementation | None = None
     limits: Limits | None = None
+    auth_redirect: Any = None
+    """The redirect handler for servers that need a user's authorization (None: only
+    stored tokens, from ``mcp-proto login``; without one such a server fails to start with
+    ``AuthorizationRequired``)."""
+    auth_store: TokenStore | None = None
+    """Where tokens are kept (None: the file store under the user's config directory)."""
+
+
+def server_auth(spec: ServerSpec, options: HostOptions) -> OAuth | None:
+    """The ``auth=`` of an HTTP server: OAuth with the host's store and redirect handler,
+    and the entry's own OAuth block (client id, secret, scopes, issuer); None for stdio, for
+    an entry that sends its own ``Authorization`` header, or one that turned OAuth off."""
+    if spec.transport == "stdio" or any(k.lower() == "authorization" for k in spec.headers):
+        return None
+    settings = oauth_settings(spec) or OAuthSettings()
+    if not settings.enabled:
+        return None
+    secret = settings.client_secret
+    if secret is None and settings.client_secret_env_var:
+        secret = os.environ.get(settings.client_secret_env_var) or None
+    name = options.client_info.name if options.client_info is not None else "mcp-proto"
+    return OAuth(client_name=name, redirect=options.auth_redirect,
+                 interactive=options.auth_redirect is not None, store=options.auth_store,
+                 client_id=settings.client_id, client_secret=secret, scope=settings.scope,
+                 issuer=settings.issuer, client_metadata_url=settings.client_metadata_url)
 
 
 def load_source(source: object, *, dialect: str | None, env: Mapping[str, str] | None,
@@ -134,6 +165,7 @@ def client_arguments(spec: ServerSpec, options: HostOptions,
         kwargs["cwd"] = spec.cwd
     else:
         kwargs["headers"] = dict(spec.headers) or None
+        kwargs["auth"] = server_auth(spec, options)
     return kwargs
 
 
@@ -159,7 +191,8 @@ class ConnectConfig(Protocol[_H_co]):
                  on_notification: HostNotificationCallback | None = None,
                  max_servers: int = DEFAULT_MAX_SERVERS,
                  client_info: Implementation | None = None,
-                 limits: Limits | None = None) -> _H_co: ...
+                 limits: Limits | None = None, auth_redirect: Any = None,
+                 auth_store: TokenStore | None = None) -> _H_co: ...
 
 
 def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfig[_H]:
@@ -178,7 +211,8 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
                        on_notification: HostNotificationCallback | None = None,
                        max_servers: int = DEFAULT_MAX_SERVERS,
                        client_info: Implementation | None = None,
-                       limits: Limits | None = None) -> _H:
+                       limits: Limits | None = None, auth_redirect: Any = None,
+                       auth_store: TokenStore | None = None) -> _H:
         """A Host for every server of a config; use it in a ``with`` block (``async with``
         on asyncio and trio).
 
@@ -189,7 +223,11 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
         ``timeout`` the default seconds of a handshake and of a call.  Handlers take the
         server's name first: ``on_sampling(server, params)``, ``on_notification(server,
         event)`` (plain or async functions on asyncio and trio); ``on_server_event
-        (ServerEvent)`` sees every change of state.  Raises
+        (ServerEvent)`` sees every change of state.  HTTP servers that answer 401 are
+        authorized with the tokens in ``auth_store`` (default: what ``mcp-proto login``
+        stored) and, given an ``auth_redirect`` handler, by asking the user; an entry's
+        OAuth block (Gemini ``oauth``, Cursor ``auth``...) gives the client id and scopes.
+        Raises
         :class:`~mcp_proto.host.ConfigError` for a bad config (every problem at once).
         """
         config = load_source(source, dialect=dialect, env=env, inputs=inputs)
@@ -198,7 +236,8 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
                               max_servers=max_servers, on_server_event=on_server_event,
                               on_sampling=on_sampling, on_elicitation=on_elicitation,
                               roots=roots, on_notification=on_notification,
-                              client_info=client_info, limits=limits)
+                              client_info=client_info, limits=limits,
+                              auth_redirect=auth_redirect, auth_store=auth_store)
         return cls(config, options)
 
     return connect_config

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-import threading
 import time
 import traceback
 from collections.abc import Callable, Coroutine
@@ -43,6 +42,7 @@ from ._async_base import (
     TaskHandle,
     connector,
 )
+from ._auth_io import run_in_daemon_thread
 from ._handlers import ProgressCallback, StatusCallback
 from ._host_async import AsyncHostBase
 from ._host_common import host_connector
@@ -195,15 +195,11 @@ class _Runtime:
             else:
                 future.set_result(value)
 
-        def run() -> None:
-            try:
-                value, error = fn(), None
-            except BaseException as exc:  # delivered to the awaiting task
-                value, error = None, exc
+        def done(value: Any, error: BaseException | None) -> None:
             with contextlib.suppress(RuntimeError):  # the loop ended meanwhile
                 loop.call_soon_threadsafe(settle, value, error)
 
-        threading.Thread(target=run, name="mcp-proto-auth", daemon=True).start()
+        run_in_daemon_thread(fn, done)
         return await future
 
 
