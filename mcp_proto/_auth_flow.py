@@ -20,52 +20,57 @@ state with no entry for an outcome fails the procedure with that state's error.
 
 from __future__ import annotations
 
-import hmac
-import math
-import re
-from base64 import b64encode
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode
 
 from ._auth_challenge import Challenge, oauth_challenge, parse_www_authenticate
 from ._auth_config import (
-    MAX_TOKEN_LIFETIME,
-    MIN_TOKEN_LIFETIME,
-    RECORD_VERSION,
     AuthConfig,
     Tokens,
 )
+from ._auth_discovery import (
+    ProtectedResource,
+    default_endpoints,
+    parse_as_metadata,
+    parse_prm,
+    pick_issuer,
+    prm_urls,
+)
 from ._auth_errors import (
-    AuthorizationDenied,
     AuthorizationError,
     AuthorizationRejected,
     AuthorizationRequired,
-    CallbackRejected,
     DiscoveryError,
     InsufficientScope,
-    IssuerMismatch,
     PkceUnsupported,
     RegistrationError,
-    ResourceMismatch,
     TokenError,
-    UnsafeUrl,
 )
+from ._auth_events import AuthEvent, Authorized, AuthStatus, RedirectRequired, SaveRecord
 from ._auth_exchange import AuthExchange, AuthResponse
-from ._auth_jwt import b64url, client_assertion, dpop_proof, pkce_pair
+from ._auth_jwt import b64url, dpop_proof, pkce_pair
+from ._auth_record import AuthRecord
+from ._auth_steps import (
+    check_callback,
+    client_authentication,
+    oauth_error,
+    parse_registration,
+    parse_tokens,
+    registration_body,
+    safe_url,
+    scope_tokens,
+    scope_union,
+    str_list,
+)
 from ._auth_urls import (
     AuthUrl,
     address_allowed,
     as_metadata_candidates,
     canonical_resource,
     check_url,
-    legacy_endpoint,
     legacy_metadata_url,
-    origin_of,
     parse_auth_url,
-    prm_candidates,
-    resource_matches,
 )
 
 __all__ = [
@@ -107,13 +112,6 @@ _JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 _TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 _ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
 _ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
-_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-_METHODS = ("none", "client_secret_basic", "client_secret_post", "private_key_jwt")
-#: What an access token may hold to go in an ``Authorization`` header: visible ASCII (RFC 6750
-#: b64token is narrower; real tokens are JWTs or opaque base64url).  Anything else would break
-#: every request it is put on.
-_HEADER_SAFE = re.compile(r"[\x21-\x7e]{1,16384}")
-_SCOPE_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F)) - {'"', "\\"}
 
 #: (state, outcome) -> next state.  ``done`` ends the procedure with a new token.
 TRANSITIONS: dict[tuple[str, str], str] = {
@@ -150,98 +148,6 @@ TRANSITIONS: dict[tuple[str, str], str] = {
 KINDS = ("retry", "nonce", "refresh", "authorize", "step_up")
 
 
-@dataclass(frozen=True, slots=True)
-class RedirectRequired:
-    """The user must visit ``url`` (open a browser, print it).  Call
-    :meth:`OAuthFlow.receive_callback` with the URL the browser was sent back to (on
-    ``redirect_uri``), or :meth:`OAuthFlow.callback_failed`, before ``deadline``."""
-
-    url: str = field(repr=False)
-    redirect_uri: str
-    deadline: float
-
-
-@dataclass(frozen=True, slots=True)
-class SaveRecord:
-    """Store ``record`` under ``key`` (the server's canonical URL), replacing what was
-    there.  It holds tokens: keep it where only this user can read it."""
-
-    key: str
-    record: dict[str, Any] = field(repr=False)
-
-
-@dataclass(frozen=True, slots=True)
-class Authorized:
-    """A new token is in use (for the log; the token itself is never in an event)."""
-
-    issuer: str
-    scope: str | None
-    expires_at: float | None
-
-
-AuthEvent = RedirectRequired | SaveRecord | Authorized
-
-
-@dataclass(frozen=True, slots=True)
-class AuthStatus:
-    """What a host may show: never the token."""
-
-    authorized: bool
-    issuer: str | None
-    scope: str | None
-    expires_at: float | None
-    error: str | None
-
-
-@dataclass(slots=True)
-class _Prm:
-    url: str
-    resource: str
-    authorization_servers: list[str]
-    scopes_supported: list[str] | None
-
-
-def _scopes(text: str | None) -> list[str]:
-    """Scope tokens (RFC 6749 section 3.3), in order, without repeats or bad characters."""
-    out: list[str] = []
-    for token in (text or "").split(" "):
-        if token and all(c in _SCOPE_CHARS for c in token) and token not in out:
-            out.append(token)
-    return out
-
-
-def _union(*groups: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    for group in groups:
-        for token in group:
-            if token not in out:
-                out.append(token)
-    return out
-
-
-def _str_list(value: object) -> list[str] | None:
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return list(value)
-    return None
-
-
-def _safe(url: str) -> str:
-    """A URL for a message: without its query (it may carry a secret)."""
-    try:
-        parts = urlsplit(url)
-        return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
-    except ValueError:
-        return "(malformed URL)"
-
-
-def _oauth_error(response: AuthResponse) -> tuple[str | None, str | None]:
-    body = response.json_object() or {}
-    error = body.get("error")
-    description = body.get("error_description")
-    return (error[:200] if isinstance(error, str) else None,
-            description[:300] if isinstance(description, str) else None)
-
-
 class OAuthFlow:
     """The authorization state of one MCP server connection.
 
@@ -273,11 +179,11 @@ class OAuthFlow:
         self.kind: str | None = None
         """The kind of the procedure running (``refresh``, ``authorize``, ``step_up``)."""
         self.state = "idle"
-        self._record = self._load(record)
-        self.issuer: str | None = self._record.get("issuer")
+        self._record = AuthRecord(self.key, record)
+        self.issuer: str | None = self._record.issuer
         self.tokens: Tokens | None = None
         if self.issuer is not None:
-            self.tokens = Tokens.from_json(self._sub(self.issuer).get("tokens"))
+            self.tokens = self._record.tokens(self.issuer)
         if self.tokens is not None and config.issuer is not None \
                 and self.issuer != config.issuer:
             self.tokens = None  # another authorization server's token: never sent
@@ -298,7 +204,7 @@ class OAuthFlow:
         self._step_ups: dict[frozenset[str], int] = {}
         # discovery and the procedure in progress
         self._challenge: Challenge | None = None
-        self._prm: _Prm | None = None
+        self._prm: ProtectedResource | None = None
         self._prm_candidates: list[str] = []
         self._as_candidates: list[str] = []
         self._as_meta: dict[str, Any] | None = None
@@ -377,11 +283,11 @@ class OAuthFlow:
         self.tokens = None  # refused: never sent again
         if not self.config.interactive and self.config.grant == "authorization_code":
             return self._refuse(AuthorizationRequired(
-                f"{_safe(self.server_url)} needs authorization and no usable token is stored "
-                f"(run: mcp-proto login --url {_safe(self.server_url)})"))
+                f"{safe_url(self.server_url)} needs authorization and no usable token is stored "
+                f"(run: mcp-proto login --url {safe_url(self.server_url)})"))
         if self.config.grant == "authorization_code" and not self._may_authorize(now):
             return self._refuse(AuthorizationRejected(
-                f"{_safe(self.server_url)} refused {MAX_AUTHORIZATIONS_PER_WINDOW} fresh "
+                f"{safe_url(self.server_url)} refused {MAX_AUTHORIZATIONS_PER_WINDOW} fresh "
                 f"authorizations within {AUTHORIZATION_WINDOW:.0f} s; not asking the user "
                 "again until reauthorize()"))
         self._begin("challenge", "authorize", now)
@@ -564,18 +470,18 @@ class OAuthFlow:
         return len(recent) < MAX_AUTHORIZATIONS_PER_WINDOW
 
     def _step_up(self, challenge: Challenge | None, now: float) -> str:
-        challenged = _scopes(None if challenge is None else challenge.get("scope"))
-        granted = _scopes(None if self.tokens is None else self.tokens.scope)
-        wanted = frozenset(_union(self._requested, granted, challenged))
+        challenged = scope_tokens(None if challenge is None else challenge.get("scope"))
+        granted = scope_tokens(None if self.tokens is None else self.tokens.scope)
+        wanted = frozenset(scope_union(self._requested, granted, challenged))
         count = self._step_ups.get(wanted, 0)
         if count >= MAX_STEP_UPS_PER_SCOPE or (
                 self.config.grant == "authorization_code" and not self._may_authorize(now)):
             return self._refuse(InsufficientScope(
-                f"{_safe(self.server_url)} still answers 403 insufficient_scope after "
+                f"{safe_url(self.server_url)} still answers 403 insufficient_scope after "
                 f"{count} step-up authorizations for {' '.join(sorted(wanted)) or 'no scope'}",
                 scope=None if challenge is None else challenge.get("scope")))
         self._step_ups[wanted] = count + 1
-        self._requested = _union(self._requested, granted, challenged)
+        self._requested = scope_union(self._requested, granted, challenged)
         self.kind = "step_up"
         self.error = None
         self._nonce_retried = False
@@ -614,15 +520,7 @@ class OAuthFlow:
         self._prm = None
         self._as_meta = None
         self._legacy = False
-        header = None if self._challenge is None else self._challenge.get("resource_metadata")
-        if header is not None:
-            try:
-                same = origin_of(header) == self._server.origin
-            except (ValueError, UnsafeUrl):
-                same = False
-            if not same:
-                header = None  # R7: resource metadata on another origin is not followed
-        self._prm_candidates = prm_candidates(self.server_url, header)
+        self._prm_candidates = prm_urls(self.server_url, self._server.origin, self._challenge)
 
     def _enter_prm(self, now: float) -> None:
         url = self._prm_candidates.pop(0)
@@ -630,43 +528,16 @@ class OAuthFlow:
                     now, headers=self._discovery_headers())
 
     def _on_prm(self, ex: AuthExchange, response: AuthResponse, now: float) -> None:
-        status = response.status
-        if status >= 500 or status == 429:
-            raise DiscoveryError(f"protected resource metadata at {_safe(str(ex.url.raw))}: "
-                                 f"HTTP {status}")
-        doc = response.json_object() if status == 200 else None
-        if doc is None:  # any 3xx/4xx, or not a JSON object: the next candidate
+        prm = parse_prm(response, ex.url.raw, self.server_url)
+        if prm is None:
             self._go("next" if self._prm_candidates else "exhausted", now)
             return
-        resource = doc.get("resource")
-        servers = _str_list(doc.get("authorization_servers"))
-        if not isinstance(resource, str) or not servers:
-            raise DiscoveryError(f"protected resource metadata at {_safe(ex.url.raw)} has no "
-                                 "resource or no authorization_servers")
-        if not resource_matches(resource, self.server_url):
-            raise ResourceMismatch(f"protected resource metadata at {_safe(ex.url.raw)} is "
-                                   f"for {_safe(resource)}, not {_safe(self.server_url)}; "
-                                   "nothing was sent to its authorization server")
-        self._prm = _Prm(ex.url.raw, resource, servers,
-                         _str_list(doc.get("scopes_supported")))
-        issuer = self._pick_issuer(servers)
+        self._prm = prm
+        issuer = pick_issuer(prm.authorization_servers, self.config.issuer,
+                             self._record.issuers)
         self._use_issuer(issuer)
         self._as_candidates = as_metadata_candidates(issuer)
         self._go("found", now)
-
-    def _pick_issuer(self, servers: list[str]) -> str:
-        wanted = self.config.issuer
-        if wanted is not None:
-            if wanted not in servers:
-                raise IssuerMismatch(f"the server names {', '.join(map(_safe, servers))} as "
-                                     f"its authorization server, not the configured "
-                                     f"{_safe(wanted)}; the credentials were not sent")
-            return wanted
-        known = self._record.get("issuers", {})
-        for server in servers:
-            if isinstance(known.get(server), dict) and known[server].get("client"):
-                return server
-        return servers[0]
 
     def _use_issuer(self, issuer: str) -> None:
         if issuer != self.issuer:
@@ -680,21 +551,15 @@ class OAuthFlow:
                     self._check(url, "authorization server metadata URL"), now)
 
     def _on_as_metadata(self, ex: AuthExchange, response: AuthResponse, now: float) -> None:
-        status = response.status
-        if status >= 500 or status == 429:
-            raise DiscoveryError(f"authorization server metadata at {_safe(ex.url.raw)}: "
-                                 f"HTTP {status}")
-        doc = response.json_object() if status == 200 else None
+        assert self.issuer is not None
+        doc = parse_as_metadata(response, ex.url.raw, self.issuer)
         if doc is None:
             if self._as_candidates:
                 self._go("next", now)
                 return
-            raise DiscoveryError(f"no authorization server metadata for {_safe(self.issuer or '')}"
-                                 " (RFC 8414 and OpenID discovery URLs all refused)")
-        if doc.get("issuer") != self.issuer:
-            raise IssuerMismatch(f"authorization server metadata at {_safe(ex.url.raw)} names "
-                                 f"issuer {str(doc.get('issuer'))[:200]!r}, not "
-                                 f"{self.issuer!r}; none of its endpoints was used")
+            raise DiscoveryError("no authorization server metadata for "
+                                 f"{safe_url(self.issuer)} (RFC 8414 and OpenID discovery "
+                                 "URLs all refused)")
         self._as_meta = doc
         self._go("found", now)
 
@@ -709,156 +574,58 @@ class OAuthFlow:
 
     def _on_legacy_metadata(self, ex: AuthExchange, response: AuthResponse,
                             now: float) -> None:
-        status = response.status
-        if status >= 500 or status == 429:
-            raise DiscoveryError(f"authorization server metadata at {_safe(ex.url.raw)}: "
-                                 f"HTTP {status}")
-        doc = response.json_object() if status == 200 else None
+        assert self.issuer is not None
+        doc = parse_as_metadata(response, ex.url.raw, self.issuer)
         if doc is None:  # 2025-03-26: the default endpoints on the server's origin
-            self._as_meta = {
-                "issuer": self.issuer,
-                "authorization_endpoint": legacy_endpoint(self.server_url, "/authorize"),
-                "token_endpoint": legacy_endpoint(self.server_url, "/token"),
-                "registration_endpoint": legacy_endpoint(self.server_url, "/register"),
-                "code_challenge_methods_supported": ["S256"],
-                "token_endpoint_auth_methods_supported": ["none", "client_secret_basic",
-                                                          "client_secret_post"],
-            }
+            self._as_meta = default_endpoints(self.server_url, self.issuer)
             self._go("missing", now)
             return
-        if doc.get("issuer") != self.issuer:
-            raise IssuerMismatch(f"authorization server metadata at {_safe(ex.url.raw)} names "
-                                 f"issuer {str(doc.get('issuer'))[:200]!r}, not "
-                                 f"{self.issuer!r}; none of its endpoints was used")
         self._as_meta = doc
         self._go("found", now)
 
     # client identity ------------------------------------------------------------------------
 
-    def _sub(self, issuer: str) -> dict[str, Any]:
-        issuers = self._record.setdefault("issuers", {})
-        sub = issuers.get(issuer)
-        if not isinstance(sub, dict):
-            sub = issuers[issuer] = {}
-        out: dict[str, Any] = sub
-        return out
-
     def _client(self) -> dict[str, Any] | None:
         assert self.issuer is not None
-        client = self._sub(self.issuer).get("client")
-        if not isinstance(client, dict) or not isinstance(client.get("client_id"), str):
-            return None
-        if client.get("via") == "preregistered":
-            client = {**client, "client_secret": self.config.client_secret}
-        elif (client.get("via") == "dcr" and self.config.grant == "authorization_code"
-              and client.get("redirect_uri") != self.config.redirect_uri):
-            # Registered for another redirect URI (an earlier run's loopback port): many
-            # authorization servers match redirect URIs exactly, so register again.
-            return None
-        return client
+        return self._record.client(self.issuer, self.config)
 
     def _enter_client(self, now: float) -> None:
         meta = self._as_meta or {}
         config = self.config
         grant = config.grant
         if grant == "authorization_code":
-            methods = _str_list(meta.get("code_challenge_methods_supported")) or []
+            methods = str_list(meta.get("code_challenge_methods_supported")) or []
             if "S256" not in methods:
-                raise PkceUnsupported(f"{_safe(self.issuer or '')} does not advertise PKCE "
+                raise PkceUnsupported(f"{safe_url(self.issuer or '')} does not advertise PKCE "
                                       "with S256 (code_challenge_methods_supported); "
                                       "refusing to authorize without it")
-        if self._client() is None and not self._adopt_client(meta):
+        assert self.issuer is not None
+        if self._client() is None and not self._record.adopt_client(self.issuer, self.config,
+                                                                     meta):
             if grant == "jwt_bearer":
                 self._go(grant, now)  # a workload assertion may stand alone
                 return
             if grant != "authorization_code":
                 raise RegistrationError("no client credentials for "
-                                        f"{_safe(self.issuer or '')}")
+                                        f"{safe_url(self.issuer or '')}")
             if not isinstance(meta.get("registration_endpoint"), str):
                 raise RegistrationError(
-                    f"{_safe(self.issuer or '')} offers no registration endpoint and no "
+                    f"{safe_url(self.issuer or '')} offers no registration endpoint and no "
                     "client ID metadata documents, and no client_id is configured for it")
             self._go("register", now)
             return
         self._go("code" if grant == "authorization_code" else grant, now)
 
-    def _adopt_client(self, meta: dict[str, Any]) -> bool:
-        """Configured credentials or a client ID metadata document, if usable here."""
-        config = self.config
-        assert self.issuer is not None
-        sub = self._sub(self.issuer)
-        if config.client_id is not None:
-            bound = [iss for iss, s in self._record.get("issuers", {}).items()
-                     if isinstance(s, dict) and isinstance(s.get("client"), dict)
-                     and s["client"].get("via") == "preregistered"]
-            if config.issuer is None and bound and self.issuer not in bound:
-                return False  # bound to the issuer it was first used with (SEP-2352)
-            sub["client"] = {"client_id": config.client_id, "via": "preregistered",
-                             "method": self._method(meta, bool(config.client_secret))}
-            return True
-        url = config.client_metadata_url
-        if url is not None and meta.get("client_id_metadata_document_supported") is True:
-            sub["client"] = {"client_id": url, "via": "cimd", "method": "none"}
-            return True
-        return False
-
-    def _method(self, meta: dict[str, Any], secret: bool) -> str:
-        if self.config.token_endpoint_auth_method is not None:
-            return self.config.token_endpoint_auth_method
-        if self.config.signer is not None:
-            return "private_key_jwt"
-        supported = _str_list(meta.get("token_endpoint_auth_methods_supported"))
-        if not secret:
-            return "none"
-        if supported is None:
-            return "client_secret_basic"  # RFC 8414 section 2: the default
-        for method in ("client_secret_basic", "client_secret_post"):
-            if method in supported:
-                return method
-        return "client_secret_basic"
-
     def _enter_register(self, now: float) -> None:
         meta = self._as_meta or {}
-        supported = _str_list(meta.get("token_endpoint_auth_methods_supported"))
-        method = "none"
-        if supported is not None and "none" not in supported:
-            method = next((m for m in ("client_secret_basic", "client_secret_post")
-                           if m in supported), "client_secret_basic")
-        redirect = self.config.redirect_uri
-        app = self.config.application_type or (
-            "native" if urlsplit(redirect).hostname in ("127.0.0.1", "::1", "localhost")
-            else "web")
-        body = {"client_name": self.config.client_name, "redirect_uris": [redirect],
-                "grant_types": ["authorization_code", "refresh_token"],
-                "response_types": ["code"], "token_endpoint_auth_method": method,
-                "application_type": app}
         self._start("registration", self._check(meta.get("registration_endpoint"),
                                                 "the registration endpoint"),
-                    now, method="POST", json_body=body)
+                    now, method="POST", json_body=registration_body(self.config, meta))
 
     def _on_register(self, ex: AuthExchange, response: AuthResponse, now: float) -> None:
-        doc = response.json_object()
-        if response.status not in (200, 201) or doc is None:
-            error, description = _oauth_error(response)
-            raise RegistrationError(f"registration at {_safe(ex.url.raw)} refused: HTTP "
-                                    f"{response.status}" + (f" {error}" if error else "")
-                                    + (f": {description}" if description else ""),
-                                    error, description)
-        client_id = doc.get("client_id")
-        method = doc.get("token_endpoint_auth_method", "none")
-        secret = doc.get("client_secret")
-        if not isinstance(client_id, str) or not client_id:
-            raise RegistrationError(f"registration at {_safe(ex.url.raw)} gave no client_id")
-        if method not in ("none", "client_secret_basic", "client_secret_post"):
-            raise RegistrationError(f"registration at {_safe(ex.url.raw)} assigned the "
-                                    f"unsupported token_endpoint_auth_method {str(method)[:60]!r}")
-        if method != "none" and not (isinstance(secret, str) and secret):
-            raise RegistrationError(f"registration at {_safe(ex.url.raw)} assigned {method} "
-                                    "but no client_secret")
+        client = parse_registration(response, ex.url.raw, self.config.redirect_uri)
         assert self.issuer is not None
-        self._sub(self.issuer)["client"] = {
-            "client_id": client_id, "client_secret": secret if method != "none" else None,
-            "method": method, "via": "dcr", "redirect_uri": self.config.redirect_uri}
+        self._record.set_client(self.issuer, client)
         self._save()
         self._go("ok", now)
 
@@ -869,20 +636,20 @@ class OAuthFlow:
 
     def _scope_request(self) -> list[str]:
         meta = self._as_meta or {}
-        challenged = _scopes(None if self._challenge is None else self._challenge.get("scope"))
+        challenged = scope_tokens(None if self._challenge is None else self._challenge.get("scope"))
         if challenged:
             base = challenged
         elif self._prm is not None and self._prm.scopes_supported:
-            base = _scopes(" ".join(self._prm.scopes_supported))
+            base = scope_tokens(" ".join(self._prm.scopes_supported))
         else:
             base = []
-        wanted = _union(self._requested, base, _scopes(self.config.scope))
-        offered = _str_list(meta.get("scopes_supported")) or []
-        grants = _str_list(meta.get("grant_types_supported"))
+        wanted = scope_union(self._requested, base, scope_tokens(self.config.scope))
+        offered = str_list(meta.get("scopes_supported")) or []
+        grants = str_list(meta.get("grant_types_supported"))
         if (self.config.offline_access and self.config.grant == "authorization_code"
                 and "offline_access" in offered
                 and (grants is None or "refresh_token" in grants)):
-            wanted = _union(wanted, ["offline_access"])
+            wanted = scope_union(wanted, ["offline_access"])
         elif "offline_access" not in offered:
             wanted = [s for s in wanted if s != "offline_access"]
         return wanted
@@ -913,55 +680,10 @@ class OAuthFlow:
         self._events.append(RedirectRequired(url, self._redirect_uri, self._deadline))
 
     def _check_callback(self, url: str) -> str:
-        """The code in a callback URL, after the RFC 9207 ``iss`` and ``state`` checks."""
-        if not isinstance(url, str) or len(url) > 8192:
-            raise CallbackRejected("the callback URL is not a string of at most 8 KiB")
-        try:
-            got = urlsplit(url.strip())
-            want = urlsplit(self._redirect_uri)
-            got_port, want_port = got.port, want.port
-        except ValueError:
-            raise CallbackRejected("the callback URL is malformed") from None
-        same = ((got.scheme.lower(), (got.hostname or "").lower(), got.path or "/")
-                == (want.scheme.lower(), (want.hostname or "").lower(), want.path or "/")
-                # RFC 8252 section 7.3: a loopback redirect URI registered without a port
-                # accepts any port.
-                and (want_port is None or got_port == want_port))
-        if not same:
-            raise CallbackRejected(f"the callback is for {_safe(url)}, not the redirect URI "
-                                   f"{_safe(self._redirect_uri)}")
-        if got.fragment:
-            raise CallbackRejected("the authorization response came in a fragment; only "
-                                   "the query is accepted")
-        pairs = parse_qsl(got.query, keep_blank_values=True)
-        names = [k for k, _ in pairs]
-        if len(set(names)) != len(names):
-            raise CallbackRejected("the callback repeats a parameter")
-        query = dict(pairs)
         meta = self._as_meta or {}
-        iss = query.get("iss")
-        if iss is not None and iss != self.issuer:
-            raise CallbackRejected("the callback's iss is not the authorization server's "
-                                   f"issuer {self.issuer!r} (RFC 9207 mix-up check); no token "
-                                   "was requested")
-        if iss is None and meta.get("authorization_response_iss_parameter_supported") is True:
-            raise CallbackRejected("the authorization server promises iss in its responses "
-                                   "(RFC 9207) and this callback has none; no token was "
-                                   "requested")
-        state = query.get("state")
-        if state is None or not hmac.compare_digest(state.encode(), self._state_value.encode()):
-            raise CallbackRejected("the callback's state is missing or not the one sent; no "
-                                   "token was requested")
-        if "error" in query:
-            error = query["error"][:200]
-            description = query.get("error_description", "")[:300]
-            raise AuthorizationDenied(f"the authorization server answered {error}"
-                                      + (f": {description}" if description else ""),
-                                      error, description or None)
-        code = query.get("code")
-        if not code:
-            raise CallbackRejected("the callback has no code")
-        return code
+        return check_callback(
+            url, redirect_uri=self._redirect_uri, state=self._state_value, issuer=self.issuer,
+            iss_advertised=meta.get("authorization_response_iss_parameter_supported") is True)
 
     def _enter_code_token(self, now: float) -> None:
         client = self._client()
@@ -987,26 +709,12 @@ class OAuthFlow:
 
     def _client_auth(self, client: dict[str, Any], form: dict[str, str],
                      headers: list[tuple[str, str]], now: float) -> None:
-        method = client.get("method", "none")
-        client_id = client["client_id"]
-        secret = client.get("client_secret")
-        if method == "client_secret_basic" and secret:
-            pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
-            headers.append(("Authorization", "Basic " + b64encode(pair.encode()).decode()))
-        elif method == "client_secret_post" and secret:
-            form["client_id"] = client_id
-            form["client_secret"] = secret
-        elif method == "private_key_jwt" and self.config.signer is not None:
-            form["client_id"] = client_id
-            form["client_assertion_type"] = _ASSERTION_TYPE
-            form["client_assertion"] = client_assertion(
-                self.config.signer, client_id=client_id, audience=self.issuer or "",
-                now=now + self._wall, jti=self._jti())
-        else:
-            form["client_id"] = client_id
+        client_authentication(client, form, headers, signer=self.config.signer,
+                              audience=self.issuer or "", wall_now=now + self._wall,
+                              jti=self._jti())
 
     def _on_token(self, ex: AuthExchange, response: AuthResponse, now: float) -> None:
-        error, description = _oauth_error(response)
+        error, description = oauth_error(response)
         nonce = response.header("dpop-nonce")
         if (error == "use_dpop_nonce" and nonce and self.config.dpop is not None
                 and not self._nonce_retried):
@@ -1021,7 +729,7 @@ class OAuthFlow:
                 self._refresh_failed = self.generation
                 self.tokens = None
                 assert self.issuer is not None
-                self._sub(self.issuer).pop("tokens", None)
+                self._record.drop_tokens(self.issuer)
                 self._save()
                 if self.config.grant == "authorization_code" and (
                         not self.config.interactive or not self._may_authorize(now)):
@@ -1029,7 +737,7 @@ class OAuthFlow:
                                      "needs the user", error, description, response.status)
                 self._go("invalid", now)
                 return
-            raise TokenError(f"{ex.purpose} request to {_safe(ex.url.raw)} refused: HTTP "
+            raise TokenError(f"{ex.purpose} request to {safe_url(ex.url.raw)} refused: HTTP "
                              f"{response.status}" + (f" {error}" if error else "")
                              + (f": {description}" if description else ""),
                              error, description, response.status)
@@ -1045,63 +753,28 @@ class OAuthFlow:
         self._go("ok", now)
 
     def _install(self, doc: dict[str, Any], ex: AuthExchange, now: float) -> None:
-        access = doc.get("access_token")
-        kind = doc.get("token_type")
-        if not isinstance(access, str) or not _HEADER_SAFE.fullmatch(access):
-            raise TokenError(f"the {ex.purpose} answer from {_safe(ex.url.raw)} has no usable "
-                             "access_token")
-        if not isinstance(kind, str) or kind.lower() not in (
-                ("bearer", "dpop") if self.config.dpop is not None else ("bearer",)):
-            raise TokenError(f"the {ex.purpose} answer from {_safe(ex.url.raw)} has token "
-                             f"type {str(kind)[:40]!r}; only Bearer"
-                             + (" or DPoP" if self.config.dpop is not None else "")
-                             + " is used")
-        expires_in = doc.get("expires_in")
-        if isinstance(expires_in, str):
-            try:
-                expires_in = float(expires_in)
-            except ValueError:
-                expires_in = None
-        expires_at = None
-        if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool):
-            try:
-                seconds = float(expires_in)
-            except OverflowError:  # a 400-digit integer: "a very long time"
-                seconds = MAX_TOKEN_LIFETIME
-            if math.isfinite(seconds):
-                lifetime = min(max(seconds, MIN_TOKEN_LIFETIME), MAX_TOKEN_LIFETIME)
-                expires_at = now + self._wall + lifetime
-        refresh = doc.get("refresh_token")
-        if not (isinstance(refresh, str) and refresh):
-            refresh = self.tokens.refresh_token if (
-                ex.purpose == "refresh" and self.tokens is not None) else None
-        scope = doc.get("scope")
-        if not isinstance(scope, str):
-            scope = (self.tokens.scope if ex.purpose == "refresh" and self.tokens is not None
-                     else " ".join(self._requested) or None)
-        self.tokens = Tokens(access, "DPoP" if kind.lower() == "dpop" else "Bearer",
-                             expires_at, refresh, scope)
+        self.tokens = parse_tokens(
+            doc, what=f"{ex.purpose} answer from {safe_url(ex.url.raw)}",
+            dpop=self.config.dpop is not None, wall_now=now + self._wall,
+            previous=self.tokens if ex.purpose == "refresh" else None,
+            requested=self._requested)
         assert self.issuer is not None
-        self._record["issuer"] = self.issuer
-        self._sub(self.issuer)["tokens"] = self.tokens.to_json()
+        self._record.set_tokens(self.issuer, self.tokens)
         self._save()
 
     def _enter_refresh(self, now: float) -> None:
         tokens = self.tokens
         assert tokens is not None and tokens.refresh_token is not None
         assert self.issuer is not None
-        sub = self._sub(self.issuer)
-        stored = sub.get("meta")
-        if self._as_meta is None and isinstance(stored, dict):
-            self._as_meta = dict(stored)  # what an earlier run learned (a stored record)
+        if self._as_meta is None:  # what an earlier run learned (a stored record)
+            self._as_meta = self._record.metadata(self.issuer)
         client = self._client()
         if self._as_meta is None or client is None:
             self._refresh_failed = self.generation  # nothing to refresh with: discover
             self._go("invalid", now)
             return
-        resource = sub.get("resource")
         form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token,
-                "resource": resource if isinstance(resource, str) else self._resource()}
+                "resource": self._record.resource(self.issuer) or self._resource()}
         self._token_request("refresh", form, client, now)
 
     # machine grants ---------------------------------------------------------------------------
@@ -1157,10 +830,10 @@ class OAuthFlow:
                     "registration": self._on_register}
         handler = handlers.get(ex.purpose, self._on_token)
         if 300 <= response.status < 400 and handler in (self._on_register, self._on_token):
-            self._fail(TokenError(f"the {ex.purpose} endpoint {_safe(ex.url.raw)} redirected "
+            self._fail(TokenError(f"the {ex.purpose} endpoint {safe_url(ex.url.raw)} redirected "
                                   f"(HTTP {response.status}); redirects are not followed",
                                   status=response.status) if handler == self._on_token
-                       else RegistrationError(f"the registration endpoint {_safe(ex.url.raw)} "
+                       else RegistrationError(f"the registration endpoint {safe_url(ex.url.raw)} "
                                               f"redirected (HTTP {response.status}); "
                                               "redirects are not followed"))
             return
@@ -1170,7 +843,7 @@ class OAuthFlow:
             self._fail(exc)
 
     def _exchange_error(self, ex: AuthExchange, reason: str, now: float) -> None:
-        what = f"{ex.purpose} at {_safe(ex.url.raw)}: {reason}"
+        what = f"{ex.purpose} at {safe_url(ex.url.raw)}: {reason}"
         errors: dict[str, Callable[[str], AuthorizationError]] = {
             "protected resource metadata": DiscoveryError,
             "authorization server metadata": DiscoveryError,
@@ -1180,41 +853,18 @@ class OAuthFlow:
 
     # record -----------------------------------------------------------------------------------
 
-    def _load(self, record: dict[str, Any] | None) -> dict[str, Any]:
-        if not isinstance(record, dict) or record.get("version") != RECORD_VERSION \
-                or record.get("resource") != self.key \
-                or not isinstance(record.get("issuers"), dict):
-            return {"version": RECORD_VERSION, "resource": self.key, "issuer": None,
-                    "issuers": {}}
-        issuer = record.get("issuer")
-        return {"version": RECORD_VERSION, "resource": self.key,
-                "issuer": issuer if isinstance(issuer, str) else None,
-                "issuers": {k: dict(v) for k, v in record["issuers"].items()
-                            if isinstance(k, str) and isinstance(v, dict)}}
-
     def _save(self) -> None:
         if self.issuer is not None and self._as_meta is not None:
-            sub = self._sub(self.issuer)
-            sub["meta"] = {k: v for k, v in self._as_meta.items()
-                           if k in ("issuer", "token_endpoint", "authorization_endpoint",
-                                    "registration_endpoint",
-                                    "token_endpoint_auth_methods_supported",
-                                    "authorization_response_iss_parameter_supported",
-                                    "code_challenge_methods_supported", "scopes_supported",
-                                    "grant_types_supported")}
-            sub["resource"] = self._resource()
-        record = {"version": RECORD_VERSION, "resource": self.key,
-                  "issuer": self._record.get("issuer"),
-                  "issuers": {k: dict(v) for k, v in self._record["issuers"].items()}}
-        self._events.append(SaveRecord(self.key, record))
+            self._record.remember(self.issuer, self._as_meta, self._resource())
+        self._events.append(SaveRecord(self.key, self._record.snapshot()))
 
     def forget(self) -> None:
         """Drop every token and registration (``logout``); a :class:`SaveRecord` with an empty
         record follows."""
         self.tokens = None
         self.issuer = None
-        self._record = self._load(None)
-        self._events.append(SaveRecord(self.key, dict(self._record)))
+        self._record.forget()
+        self._events.append(SaveRecord(self.key, self._record.snapshot()))
 
     def _jti(self) -> str:
         return b64url(self._random(JTI_BYTES))

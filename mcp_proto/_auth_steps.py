@@ -1,0 +1,268 @@
+"""The pure steps of the authorization flow: what a request carries and what an answer
+means, each a function of its input.  :class:`OAuthFlow` decides when each one runs.
+
+- :func:`scope_tokens` / :func:`scope_union`: scope strings (RFC 6749 section 3.3).
+- :func:`registration_body` / :func:`parse_registration`: dynamic client registration
+  (RFC 7591), the answer checked before any browser opens.
+- :func:`check_callback`: the authorization response, checked in the order that keeps an
+  attacker's answer from being acted on (redirect URI, RFC 9207 ``iss``, ``state``, then
+  ``error``, then ``code``).
+- :func:`client_authentication`: ``client_secret_basic``, ``client_secret_post``,
+  ``private_key_jwt`` or ``none`` at the token endpoint.
+- :func:`parse_tokens`: a token answer, refused unless it is a usable Bearer (or DPoP) token.
+"""
+
+from __future__ import annotations
+
+import hmac
+import math
+import re
+from base64 import b64encode
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+
+from ._auth_config import MAX_TOKEN_LIFETIME, MIN_TOKEN_LIFETIME, AuthConfig, Tokens
+from ._auth_errors import AuthorizationDenied, CallbackRejected, RegistrationError, TokenError
+from ._auth_exchange import AuthResponse
+from ._auth_jwt import Signer, client_assertion
+
+__all__ = [
+    "ASSERTION_TYPE",
+    "MAX_CALLBACK_URL",
+    "check_callback",
+    "client_authentication",
+    "oauth_error",
+    "parse_registration",
+    "parse_tokens",
+    "registration_body",
+    "safe_url",
+    "scope_tokens",
+    "scope_union",
+    "str_list",
+]
+
+#: Characters of a callback URL accepted (a browser's address bar holds far more, but an
+#: authorization response is a code, a state and an issuer).
+MAX_CALLBACK_URL = 8 * 1024
+
+ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+#: What an access token may hold to go in an ``Authorization`` header: visible ASCII (RFC 6750
+#: b64token is narrower; real tokens are JWTs or opaque base64url).  Anything else would break
+#: every request it is put on.
+_HEADER_SAFE = re.compile(r"[\x21-\x7e]{1,16384}")
+_SCOPE_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F)) - {'"', "\\"}
+_REGISTERED_METHODS = ("none", "client_secret_basic", "client_secret_post")
+
+
+def scope_tokens(text: str | None) -> list[str]:
+    """Scope tokens (RFC 6749 section 3.3), in order, without repeats or bad characters."""
+    out: list[str] = []
+    for token in (text or "").split(" "):
+        if token and all(c in _SCOPE_CHARS for c in token) and token not in out:
+            out.append(token)
+    return out
+
+
+def scope_union(*groups: Sequence[str]) -> list[str]:
+    """The tokens of every group, in first-seen order (step-up: SEP-2350's union)."""
+    out: list[str] = []
+    for group in groups:
+        for token in group:
+            if token not in out:
+                out.append(token)
+    return out
+
+
+def str_list(value: object) -> list[str] | None:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None
+
+
+def safe_url(url: str) -> str:
+    """A URL for a message: without its query (it may carry a secret)."""
+    try:
+        parts = urlsplit(url)
+        return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+    except ValueError:
+        return "(malformed URL)"
+
+
+def oauth_error(response: AuthResponse) -> tuple[str | None, str | None]:
+    """The ``error`` and ``error_description`` of an OAuth error answer, shortened."""
+    body = response.json_object() or {}
+    error = body.get("error")
+    description = body.get("error_description")
+    return (error[:200] if isinstance(error, str) else None,
+            description[:300] if isinstance(description, str) else None)
+
+
+def registration_body(config: AuthConfig, meta: dict[str, Any]) -> dict[str, Any]:
+    """The dynamic registration request: a public client (``none``) when the authorization
+    server allows it, else the first secret method it lists; ``application_type`` ``native``
+    for a loopback redirect URI (SEP-837), and ``refresh_token`` among the grants."""
+    supported = str_list(meta.get("token_endpoint_auth_methods_supported"))
+    method = "none"
+    if supported is not None and "none" not in supported:
+        method = next((m for m in ("client_secret_basic", "client_secret_post")
+                       if m in supported), "client_secret_basic")
+    redirect = config.redirect_uri
+    app = config.application_type or (
+        "native" if urlsplit(redirect).hostname in ("127.0.0.1", "::1", "localhost")
+        else "web")
+    return {"client_name": config.client_name, "redirect_uris": [redirect],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"], "token_endpoint_auth_method": method,
+            "application_type": app}
+
+
+def parse_registration(response: AuthResponse, url: str,
+                       redirect_uri: str) -> dict[str, Any]:
+    """The client record of a registration answer (RFC 7591 section 3.2.1).  Raises
+    :class:`RegistrationError` for a refusal, no ``client_id``, a method this client does not
+    implement, or a secret method without a secret."""
+    doc = response.json_object()
+    where = safe_url(url)
+    if response.status not in (200, 201) or doc is None:
+        error, description = oauth_error(response)
+        raise RegistrationError(f"registration at {where} refused: HTTP {response.status}"
+                                + (f" {error}" if error else "")
+                                + (f": {description}" if description else ""),
+                                error, description)
+    client_id = doc.get("client_id")
+    method = doc.get("token_endpoint_auth_method", "none")
+    secret = doc.get("client_secret")
+    if not isinstance(client_id, str) or not client_id:
+        raise RegistrationError(f"registration at {where} gave no client_id")
+    if method not in _REGISTERED_METHODS:
+        raise RegistrationError(f"registration at {where} assigned the unsupported "
+                                f"token_endpoint_auth_method {str(method)[:60]!r}")
+    if method != "none" and not (isinstance(secret, str) and secret):
+        raise RegistrationError(f"registration at {where} assigned {method} but no "
+                                "client_secret")
+    return {"client_id": client_id, "client_secret": secret if method != "none" else None,
+            "method": method, "via": "dcr", "redirect_uri": redirect_uri}
+
+
+def check_callback(url: str, *, redirect_uri: str, state: str, issuer: str | None,
+                   iss_advertised: bool) -> str:
+    """The code in a callback URL.  Raises :class:`CallbackRejected` for another redirect
+    URI, a fragment response, a repeated parameter, an ``iss`` that is not ``issuer`` (simple
+    string comparison, RFC 9207) or missing though advertised, a wrong or missing ``state``,
+    or no code; :class:`AuthorizationDenied` for an error answer (shown only once ``iss`` and
+    ``state`` passed)."""
+    if not isinstance(url, str) or len(url) > MAX_CALLBACK_URL:
+        raise CallbackRejected("the callback URL is not a string of at most 8 KiB")
+    try:
+        got = urlsplit(url.strip())
+        want = urlsplit(redirect_uri)
+        got_port, want_port = got.port, want.port
+    except ValueError:
+        raise CallbackRejected("the callback URL is malformed") from None
+    same = ((got.scheme.lower(), (got.hostname or "").lower(), got.path or "/")
+            == (want.scheme.lower(), (want.hostname or "").lower(), want.path or "/")
+            # RFC 8252 section 7.3: a loopback redirect URI registered without a port
+            # accepts any port.
+            and (want_port is None or got_port == want_port))
+    if not same:
+        raise CallbackRejected(f"the callback is for {safe_url(url)}, not the redirect URI "
+                               f"{safe_url(redirect_uri)}")
+    if got.fragment:
+        raise CallbackRejected("the authorization response came in a fragment; only the "
+                               "query is accepted")
+    pairs = parse_qsl(got.query, keep_blank_values=True)
+    names = [k for k, _ in pairs]
+    if len(set(names)) != len(names):
+        raise CallbackRejected("the callback repeats a parameter")
+    query = dict(pairs)
+    iss = query.get("iss")
+    if iss is not None and iss != issuer:
+        raise CallbackRejected("the callback's iss is not the authorization server's issuer "
+                               f"{issuer!r} (RFC 9207 mix-up check); no token was requested")
+    if iss is None and iss_advertised:
+        raise CallbackRejected("the authorization server promises iss in its responses "
+                               "(RFC 9207) and this callback has none; no token was "
+                               "requested")
+    got_state = query.get("state")
+    if got_state is None or not hmac.compare_digest(got_state.encode(), state.encode()):
+        raise CallbackRejected("the callback's state is missing or not the one sent; no "
+                               "token was requested")
+    if "error" in query:
+        error = query["error"][:200]
+        description = query.get("error_description", "")[:300]
+        raise AuthorizationDenied(f"the authorization server answered {error}"
+                                  + (f": {description}" if description else ""),
+                                  error, description or None)
+    code = query.get("code")
+    if not code:
+        raise CallbackRejected("the callback has no code")
+    return code
+
+
+def client_authentication(client: dict[str, Any], form: dict[str, str],
+                          headers: list[tuple[str, str]], *, signer: Signer | None,
+                          audience: str, wall_now: float, jti: str) -> None:
+    """Add the client's authentication to a token request (its form and headers).  Basic
+    is base64 of the form-urlencoded id and secret (RFC 6749 section 2.3.1), and the secret
+    then never goes in the body; ``private_key_jwt`` signs an assertion for ``audience``
+    (the issuer, RFC 7523bis)."""
+    method = client.get("method", "none")
+    client_id = client["client_id"]
+    secret = client.get("client_secret")
+    if method == "client_secret_basic" and secret:
+        pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
+        headers.append(("Authorization", "Basic " + b64encode(pair.encode()).decode()))
+    elif method == "client_secret_post" and secret:
+        form["client_id"] = client_id
+        form["client_secret"] = secret
+    elif method == "private_key_jwt" and signer is not None:
+        form["client_id"] = client_id
+        form["client_assertion_type"] = ASSERTION_TYPE
+        form["client_assertion"] = client_assertion(signer, client_id=client_id,
+                                                    audience=audience, now=wall_now, jti=jti)
+    else:
+        form["client_id"] = client_id
+
+
+def _lifetime(expires_in: object) -> float | None:
+    if isinstance(expires_in, str):
+        try:
+            expires_in = float(expires_in)
+        except ValueError:
+            return None
+    if isinstance(expires_in, bool) or not isinstance(expires_in, (int, float)):
+        return None
+    try:
+        seconds = float(expires_in)
+    except OverflowError:  # a 400-digit integer: "a very long time"
+        seconds = MAX_TOKEN_LIFETIME
+    if not math.isfinite(seconds):
+        return None
+    return min(max(seconds, MIN_TOKEN_LIFETIME), MAX_TOKEN_LIFETIME)
+
+
+def parse_tokens(doc: dict[str, Any], *, what: str, dpop: bool, wall_now: float,
+                 previous: Tokens | None, requested: Sequence[str]) -> Tokens:
+    """The tokens of a token answer.  ``previous`` (a refresh) gives the refresh token and
+    scope the answer leaves out; else the scope is what was ``requested``.  Raises
+    :class:`TokenError` for no header-safe ``access_token``, or a token type other than
+    Bearer (or DPoP, when ``dpop``)."""
+    access = doc.get("access_token")
+    kind = doc.get("token_type")
+    if not isinstance(access, str) or not _HEADER_SAFE.fullmatch(access):
+        raise TokenError(f"the {what} has no usable access_token")
+    if not isinstance(kind, str) or kind.lower() not in (
+            ("bearer", "dpop") if dpop else ("bearer",)):
+        raise TokenError(f"the {what} has token type {str(kind)[:40]!r}; only Bearer"
+                         + (" or DPoP" if dpop else "") + " is used")
+    lifetime = _lifetime(doc.get("expires_in"))
+    refresh = doc.get("refresh_token")
+    if not (isinstance(refresh, str) and refresh):
+        refresh = previous.refresh_token if previous is not None else None
+    scope = doc.get("scope")
+    if not isinstance(scope, str):
+        scope = previous.scope if previous is not None else (" ".join(requested) or None)
+    return Tokens(access, "DPoP" if kind.lower() == "dpop" else "Bearer",
+                  None if lifetime is None else wall_now + lifetime, refresh, scope)
