@@ -252,12 +252,15 @@ class OAuthFlow:
             self._begin("refresh", "refresh", now)
 
     def on_challenge(self, status: int, www_authenticate: Sequence[str],
-                     dpop_nonce: str | None, generation: int, now: float) -> str:
+                     dpop_nonce: str | None, generation: int, now: float,
+                     allowed: Callable[[str], bool] | None = None) -> str:
         """An MCP request sent with token ``generation`` was answered ``status`` (401 or 403)
         with these ``WWW-Authenticate`` values.  Returns what the request waits for, one of
         :data:`KINDS` (the HTTP layer counts them per request and holds the request until the
         flow is idle again), ``ignore`` (a 403 that is not about scope: an ordinary error),
-        or ``failed`` (the request fails now with :attr:`error`)."""
+        or ``failed`` (the request fails now with :attr:`error`).  ``allowed(kind)`` says
+        whether the request may still wait for a procedure of that kind (its retry budget);
+        when it may not, nothing is started for it."""
         challenges = parse_www_authenticate(www_authenticate)
         challenge = oauth_challenge(challenges, dpop=self.config.dpop is not None)
         error = challenge.get("error") if challenge is not None else None
@@ -271,16 +274,25 @@ class OAuthFlow:
             return self.kind or "authorize"  # join the procedure in progress
         if generation < self.generation:
             return "retry"  # sent with an older token; a newer one is in use
+        tokens = self.tokens
+        refresh = (status == 401 and tokens is not None and tokens.refresh_token is not None
+                   and self.generation not in (self._refresh_failed, self._refreshed))
+        kind = "step_up" if status == 403 else "refresh" if refresh else "authorize"
+        if allowed is not None and not allowed(kind):
+            return self._refuse(AuthorizationRejected(
+                f"{safe_url(self.server_url)} refused the token it was just given (HTTP "
+                f"{status}); not retrying"))
         self._challenge = challenge
         self.error = None
         if status == 403:
             return self._step_up(challenge, now)
-        tokens = self.tokens
-        if tokens is not None and tokens.refresh_token is not None \
-                and self.generation not in (self._refresh_failed, self._refreshed):
+        if refresh:
             self._begin("refresh", "refresh", now)
             return "refresh"
-        self.tokens = None  # refused: never sent again
+        if self.tokens is not None and self.issuer is not None:
+            self._record.drop_tokens(self.issuer)  # refused: never sent again, nor stored
+            self._save()
+        self.tokens = None
         if not self.config.interactive and self.config.grant == "authorization_code":
             return self._refuse(AuthorizationRequired(
                 f"{safe_url(self.server_url)} needs authorization and no usable token is stored "
@@ -485,8 +497,10 @@ class OAuthFlow:
         self.kind = "step_up"
         self.error = None
         self._nonce_retried = False
-        if self._as_meta is None:
-            self._go("challenge", now)
+        header = None if challenge is None else challenge.get("resource_metadata")
+        if self._as_meta is None or (header is not None and self._prm is not None
+                                     and header != self._prm.url):
+            self._go("challenge", now)  # the 403 names other resource metadata: discover
         else:
             self._go("step_up", now)
         return "step_up"
@@ -599,6 +613,9 @@ class OAuthFlow:
                 raise PkceUnsupported(f"{safe_url(self.issuer or '')} does not advertise PKCE "
                                       "with S256 (code_challenge_methods_supported); "
                                       "refusing to authorize without it")
+            # Refuse an unusable endpoint now, not after the user went through the browser.
+            self._check(meta.get("authorization_endpoint"), "the authorization endpoint")
+        self._check(meta.get("token_endpoint"), "the token endpoint")
         assert self.issuer is not None
         if self._client() is None and not self._record.adopt_client(self.issuer, self.config,
                                                                      meta):

@@ -666,11 +666,13 @@ class StreamableHttp:
                     f"{ex.rpc_method}: the server requires authorization (HTTP 401); pass "
                     "auth=OAuth(...) or a bearer token"), now=now)
             return True
-        kind = auth.on_challenge(status, ex.challenges, ex.dpop_nonce, ex.auth_generation, now)
+        counts = ex.auth_counts
+        kind = auth.on_challenge(
+            status, ex.challenges, ex.dpop_nonce, ex.auth_generation, now,
+            allowed=lambda k: counts.get(k, 0) < AUTH_RETRY_LIMITS.get(k, 0))
         if kind == "ignore":
             return False
         error: AuthorizationError | None = auth.error if kind == "failed" else None
-        counts = ex.auth_counts
         counts[kind] = counts.get(kind, 0) + 1
         if error is None and counts[kind] > AUTH_RETRY_LIMITS.get(kind, 0):
             error = (InsufficientScope(f"{ex.rpc_method}: still 403 insufficient_scope after "

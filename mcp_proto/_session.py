@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from ._auth_errors import AuthorizationError
 from ._errors import (
     MODERN_ERROR_CODES,
     ConnectionClosed,
@@ -1115,6 +1116,13 @@ class ClientSession:
     def _opening_failed(self, p: _Pending, error: MCPError) -> None:
         """The probe or the handshake failed.  Section 2.3 decides what that means."""
         other = self._opening_pending(exclude=p)
+        if isinstance(error, AuthorizationError):
+            # Authorization failed (denied, refused, misconfigured): the same HTTP layer
+            # answers both eras, so this says nothing about the era, and asking again in the
+            # other one would only send the user back to the browser.
+            self._fallback_at = None
+            self._fail_opening(p, error)
+            return
         if p.role == "discover":
             self._fallback_at = None
             if isinstance(error, RpcError) and error.code == -32022:

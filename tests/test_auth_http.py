@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
 
-import pytest
 from test_auth_flow import (
     AS,
     CHALLENGE,
@@ -27,6 +27,7 @@ from test_http_core import Server, result
 from mcp_proto import ClientSession, Completed, Failed, Implementation, Ready
 from mcp_proto._auth_config import AuthConfig
 from mcp_proto._auth_errors import (
+    AuthorizationDenied,
     AuthorizationError,
     AuthorizationRejected,
     AuthorizationRequired,
@@ -127,7 +128,7 @@ def test_401_on_the_probe_parks_it_and_replays_the_same_message_with_the_token()
 
 
 def test_the_flows_own_requests_never_carry_the_mcp_token() -> None:
-    http, flow, world = modern_ready()
+    _http, flow, world = modern_ready()
     for req in world.log:
         assert "authorization" not in req.headers or req.headers["authorization"].startswith(
             "Basic ")
@@ -178,7 +179,7 @@ def test_the_deadline_is_postponed_while_the_user_step_is_outstanding() -> None:
 
 def test_a_user_step_that_times_out_fails_the_parked_probe() -> None:
     flow = make_flow(AuthConfig(authorization_timeout=30.0))
-    http, flow, world, probe = protected(flow=flow)
+    http, flow, world, probe = protected(flow=flow, era="modern")
     refuse(http, probe)
     world.serve(flow, NOW)
     drain(flow)
@@ -315,7 +316,7 @@ def test_step_ups_are_bounded_per_request() -> None:
 def test_a_401_on_a_replay_is_authorization_rejected() -> None:
     world = standard_world()
     world.issue_refresh = False
-    http, flow, world, probe = protected(world)
+    http, flow, world, probe = protected(world, era="modern")
     refuse(http, probe)
     run_flow(flow, world)
     [replay] = http.exchanges_to_start()
@@ -325,12 +326,10 @@ def test_a_401_on_a_replay_is_authorization_rejected() -> None:
     assert failed and isinstance(failed[0].error, AuthorizationRejected)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the flow starts a new authorization (browser) for "
-                   "a replay the HTTP layer then fails as AuthorizationRejected (report #6)")
 def test_a_401_on_a_replay_starts_no_new_authorization() -> None:
     world = standard_world()
     world.issue_refresh = False
-    http, flow, world, probe = protected(world)
+    http, flow, world, probe = protected(world, era="modern")
     refuse(http, probe)
     run_flow(flow, world)
     [replay] = http.exchanges_to_start()
@@ -339,8 +338,6 @@ def test_a_401_on_a_replay_starts_no_new_authorization() -> None:
     assert not flow.busy and flow.exchanges_to_start() == []
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a refreshed token refused again is refreshed "
-                   "again instead of re-authorizing; the request fails (report #3)")
 def test_a_refreshed_token_refused_again_reauthorizes_the_request() -> None:
     http, flow, world = modern_ready()
     http.session.list_tools(now=NOW)
@@ -382,11 +379,41 @@ def test_without_auth_a_401_on_a_call_fails_only_that_call() -> None:
 
 def test_non_interactive_flow_fails_the_request_at_once() -> None:
     flow = make_flow(AuthConfig(interactive=False))
-    http, flow, _world, probe = protected(flow=flow)
+    http, flow, _world, probe = protected(flow=flow, era="modern")
     refuse(http, probe)
     failed = [e for e in session_events(http) if isinstance(e, Failed)]
     assert failed and isinstance(failed[0].error, AuthorizationRequired)
     assert not flow.busy and flow.exchanges_to_start() == []
+
+
+def test_non_interactive_flow_in_auto_era_ends_with_authorization_required() -> None:
+    flow = make_flow(AuthConfig(interactive=False))
+    http, flow, _world, probe = protected(flow=flow)
+    refuse(http, probe)
+    for ex in http.exchanges_to_start():  # the handshake fallback meets the same 401
+        refuse(http, ex)
+    failed = [e for e in session_events(http) if isinstance(e, Failed)]
+    assert failed and all(isinstance(f.error, AuthorizationRequired) for f in failed)
+    assert not flow.busy and flow.exchanges_to_start() == []
+    assert http.session.state.name == "CLOSED"
+
+
+def test_a_denied_authorization_is_not_asked_again_by_the_era_fallback() -> None:
+    http, flow, world, probe = protected()  # era auto
+    refuse(http, probe)
+    world.serve(flow, NOW)
+    redirect = redirect_of(drain(flow))
+    state = parse_qs(urlsplit(redirect.url).query)["state"][0]
+    flow.receive_callback(redirect.redirect_uri + "?" + urlencode(
+        {"error": "access_denied", "state": state}), now=NOW)
+    assert isinstance(flow.error, AuthorizationDenied)
+    for _ in range(3):
+        for ex in http.exchanges_to_start():
+            refuse(http, ex)
+        world.serve(flow, NOW)
+    assert not any(isinstance(e, RedirectRequired) for e in drain(flow))
+    failed = [e for e in session_events(http) if isinstance(e, Failed)]
+    assert failed and isinstance(failed[0].error, AuthorizationDenied)
 
 
 def test_a_stored_token_is_sent_on_the_first_request() -> None:
@@ -397,8 +424,6 @@ def test_a_stored_token_is_sent_on_the_first_request() -> None:
     assert isinstance(session_events(http)[0], Ready)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a token that is not header-safe is installed and "
-                   "then every MCP request raises out of exchanges_to_start (report #2)")
 def test_a_token_that_is_not_header_safe_does_not_break_the_transport() -> None:
     world = standard_world()
     world.routes[f"{AS}/token"] = lambda _r: response(200, {"access_token": "caf\u00e9",
