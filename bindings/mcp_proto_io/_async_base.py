@@ -732,9 +732,15 @@ class HttpPump(AsyncPump):
         context = cast("AsyncHttpClientBase", self.client)._ssl_context
         result = await self.rt.to_thread(
             lambda: run_auth_exchange(ax, flow.address_allowed, context))
-        if self.closing:
-            return
         flow.receive_exchange_result(ax.id, result, now=time.monotonic())
+        if self.closing:
+            # Closed meanwhile: nothing waits for the tokens, but a refresh the authorization
+            # server already rotated must still be saved (the old refresh token is dead).
+            while (event := flow.next_event()) is not None:
+                if isinstance(event, SaveRecord) and self.auth is not None:
+                    with contextlib.suppress(AuthorizationError):
+                        self.auth.save(event.key, event.record)
+            return
         self._after()
 
     async def _redirect(self, event: RedirectRequired) -> None:
