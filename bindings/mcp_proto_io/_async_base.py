@@ -729,17 +729,20 @@ class HttpPump(AsyncPump):
     async def _run_auth(self, ax: AuthExchange) -> None:
         flow = self.http.auth
         assert flow is not None
+        setup = self.auth
+        assert setup is not None
         context = cast("AsyncHttpClientBase", self.client)._ssl_context
         result = await self.rt.to_thread(
-            lambda: run_auth_exchange(ax, flow.address_allowed, context))
+            lambda: run_auth_exchange(ax, setup.address_allowed, context))
+        flow.mcp_zone = setup.quick_zone()  # resolved by now
         flow.receive_exchange_result(ax.id, result, now=time.monotonic())
         if self.closing:
             # Closed meanwhile: nothing waits for the tokens, but a refresh the authorization
             # server already rotated must still be saved (the old refresh token is dead).
             while (event := flow.next_event()) is not None:
-                if isinstance(event, SaveRecord) and self.auth is not None:
+                if isinstance(event, SaveRecord):
                     with contextlib.suppress(AuthorizationError):
-                        self.auth.save(event.key, event.record)
+                        setup.save(event.key, event.record)
             return
         self._after()
 

@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcp_proto import AuthConfig, AuthExchange, AuthResponse, OAuthFlow, address_zone
+from mcp_proto._auth_urls import address_allowed
 
 from ._auth_redirect import redirect_uri_of
 from ._auth_store import TokenStore
@@ -143,20 +144,30 @@ class AuthSetup:
         config: AuthConfig = self.auth.auth_config(self._redirect_uri or None)
         return config
 
-    def new_flow(self) -> OAuthFlow:
-        """Raises :class:`TokenStoreError` when the store is unsafe to read."""
+    def quick_zone(self) -> str:
+        """The MCP server's address zone without resolving anything: known, or the zone of
+        an IP literal or ``localhost``, else ``public`` (the strictest) until
+        :meth:`address_allowed` resolved the name in a thread."""
+        if self._zone is not None:
+            return self._zone
+        zone = address_zone(urlsplit(self.url).hostname or "")
+        return "public" if zone == "name" else zone
+
+    def address_allowed(self, address: str) -> bool:
+        """Whether an auth exchange may connect to ``address``.  Blocking (it resolves the
+        MCP server's host once): call it where the exchange runs, not on an event loop."""
         if self._zone is None:
             self._zone = _mcp_zone(self.url)
+        return address_allowed(address, self._zone)
+
+    def new_flow(self) -> OAuthFlow:
+        """Raises :class:`TokenStoreError` when the store is unsafe to read.  Never blocks on
+        the network (the async bindings call it on their loop)."""
         config = self.config()
-        flow = OAuthFlow(config, self.url, random_bytes=secrets.token_bytes,
-                         wall_offset=time.time() - time.monotonic(), mcp_zone=self._zone,
-                         record=None)
-        record = self.store.load(flow.key)
-        if record is not None:
-            flow = OAuthFlow(config, self.url, random_bytes=secrets.token_bytes,
-                             wall_offset=time.time() - time.monotonic(),
-                             mcp_zone=self._zone, record=record)
-        return flow
+        key = OAuthFlow(config, self.url, random_bytes=secrets.token_bytes).key
+        return OAuthFlow(config, self.url, random_bytes=secrets.token_bytes,
+                         wall_offset=time.time() - time.monotonic(),
+                         mcp_zone=self.quick_zone(), record=self.store.load(key))
 
     def save(self, key: str, record: dict[str, Any]) -> None:
         self.store.save(key, record)

@@ -1104,9 +1104,12 @@ class _HttpConnection(_Pump):
     def _run_auth(self, ax: AuthExchange) -> None:
         flow = self.http.auth
         assert flow is not None
-        result = run_auth_exchange(ax, flow.address_allowed,
+        setup = self.auth
+        assert setup is not None
+        result = run_auth_exchange(ax, setup.address_allowed,
                                    cast("HttpClient", self.client)._ssl_context)
         with self.lock:
+            flow.mcp_zone = setup.quick_zone()  # resolved by now
             flow.receive_exchange_result(ax.id, result, now=time.monotonic())
             self._queue_output_locked()
             events = self._drain_locked()
