@@ -161,7 +161,8 @@ class OAuthFlow:
 
     def __init__(self, config: AuthConfig, server_url: str, *,
                  random_bytes: Callable[[int], bytes], wall_offset: float = 0.0,
-                 mcp_zone: str = "public", record: dict[str, Any] | None = None) -> None:
+                 mcp_zone: str = "public", record: dict[str, Any] | None = None,
+                 authorizations: list[float] | None = None) -> None:
         self.config = config
         self.server_url = server_url
         self.key = canonical_resource(server_url)
@@ -200,7 +201,9 @@ class OAuthFlow:
         self._nonce_retried = False
         self._refresh_failed: int | None = None  # generation whose refresh was refused
         self._refreshed: int | None = None  # generation a refresh gave (refused: discover)
-        self._authorizations: list[float] = []  # when each interactive one started
+        # When each interactive authorization started: a list the binding may share between
+        # the flows of one client's connections, so reconnecting does not reset the bound.
+        self._authorizations: list[float] = [] if authorizations is None else authorizations
         self._step_ups: dict[frozenset[str], int] = {}
         # discovery and the procedure in progress
         self._challenge: Challenge | None = None
@@ -278,7 +281,10 @@ class OAuthFlow:
         refresh = (status == 401 and tokens is not None and tokens.refresh_token is not None
                    and self.generation not in (self._refresh_failed, self._refreshed))
         kind = "step_up" if status == 403 else "refresh" if refresh else "authorize"
-        if allowed is not None and not allowed(kind):
+        permitted = allowed is None or allowed(kind)
+        if status == 401 and (kind == "authorize" or not permitted):
+            self._drop_refused_token()
+        if not permitted:
             return self._refuse(AuthorizationRejected(
                 f"{safe_url(self.server_url)} refused the token it was just given (HTTP "
                 f"{status}); not retrying"))
@@ -289,10 +295,7 @@ class OAuthFlow:
         if refresh:
             self._begin("refresh", "refresh", now)
             return "refresh"
-        if self.tokens is not None and self.issuer is not None:
-            self._record.drop_tokens(self.issuer)  # refused: never sent again, nor stored
-            self._save()
-        self.tokens = None
+        self._drop_refused_token()
         if not self.config.interactive and self.config.grant == "authorization_code":
             return self._refuse(AuthorizationRequired(
                 f"{safe_url(self.server_url)} needs authorization and no usable token is stored "
@@ -304,6 +307,13 @@ class OAuthFlow:
                 "again until reauthorize()"))
         self._begin("challenge", "authorize", now)
         return "authorize"
+
+    def _drop_refused_token(self) -> None:
+        """The server refused the token in use: it is never sent again, nor kept."""
+        if self.tokens is not None and self.issuer is not None:
+            self._record.drop_tokens(self.issuer)
+            self._save()
+        self.tokens = None
 
     def reauthorize(self, now: float, scope: str | None = None) -> None:
         """Forget the token and authorize again (the host's "log in again"), asking for
@@ -477,9 +487,9 @@ class OAuthFlow:
         return "failed"
 
     def _may_authorize(self, now: float) -> bool:
-        recent = [t for t in self._authorizations if t > now - AUTHORIZATION_WINDOW]
-        self._authorizations = recent
-        return len(recent) < MAX_AUTHORIZATIONS_PER_WINDOW
+        self._authorizations[:] = [t for t in self._authorizations
+                                   if t > now - AUTHORIZATION_WINDOW]
+        return len(self._authorizations) < MAX_AUTHORIZATIONS_PER_WINDOW
 
     def _step_up(self, challenge: Challenge | None, now: float) -> str:
         challenged = scope_tokens(None if challenge is None else challenge.get("scope"))

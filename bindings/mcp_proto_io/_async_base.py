@@ -27,6 +27,7 @@ from mcp_proto import (
     AuthExchange,
     AuthorizationError,
     AuthorizationRequired,
+    AuthResponse,
     AuthStatus,
     CallToolResult,
     ClientSession,
@@ -62,7 +63,7 @@ from mcp_proto import (
 from mcp_proto._http import HttpExchange, HttpTarget, StreamableHttp
 from mcp_proto._modern import Discovered
 
-from ._auth_io import AuthSetup, run_auth_exchange
+from ._auth_io import AuthSetup, run_auth_exchange, run_in_daemon_thread
 from ._auth_redirect import is_async_redirect
 from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
 from ._handlers import (
@@ -715,7 +716,7 @@ class HttpPump(AsyncPump):
         assert flow is not None and setup is not None
         flow.exchanges_to_abort()  # each exchange ends by its own deadline
         for ax in flow.exchanges_to_start():
-            self.spawn("mcp-proto-auth", lambda ax=ax: self._run_auth(ax))  # type: ignore[misc]
+            self._start_auth(ax)
         while (event := flow.next_event()) is not None:
             if isinstance(event, SaveRecord):
                 try:
@@ -726,14 +727,26 @@ class HttpPump(AsyncPump):
                 self.spawn("mcp-proto-redirect",
                            lambda ev=event: self._redirect(ev))  # type: ignore[misc]
 
-    async def _run_auth(self, ax: AuthExchange) -> None:
-        flow = self.http.auth
-        assert flow is not None
+    def _start_auth(self, ax: AuthExchange) -> None:
+        """Carry an auth exchange in a daemon thread; its answer comes back on this loop
+        (:meth:`_auth_result`) even after a close, with no task to cancel in between: a
+        refresh the authorization server already answered must still be saved."""
         setup = self.auth
         assert setup is not None
         context = cast("AsyncHttpClientBase", self.client)._ssl_context
-        result = await self.rt.to_thread(
-            lambda: run_auth_exchange(ax, setup.address_allowed, context))
+        token = self.rt.token()
+
+        def done(value: Any, error: BaseException | None) -> None:
+            result = value if error is None else f"the exchange failed: {error!r}"
+            self.rt.run_soon_threadsafe(token, lambda: self._auth_result(ax, result))
+
+        run_in_daemon_thread(lambda: run_auth_exchange(ax, setup.address_allowed, context),
+                             done)
+
+    def _auth_result(self, ax: AuthExchange, result: AuthResponse | str) -> None:
+        flow = self.http.auth
+        setup = self.auth
+        assert flow is not None and setup is not None
         flow.mcp_zone = setup.quick_zone()  # resolved by now
         flow.receive_exchange_result(ax.id, result, now=time.monotonic())
         if self.closing:
@@ -744,7 +757,10 @@ class HttpPump(AsyncPump):
                     with contextlib.suppress(AuthorizationError):
                         setup.save(event.key, event.record)
             return
-        self._after()
+        try:
+            self._after()
+        except Exception as exc:  # a bug must fail the calls, not strand them
+            self.crashed(exc)
 
     async def _redirect(self, event: RedirectRequired) -> None:
         flow = self.http.auth

@@ -132,6 +132,7 @@ class AuthSetup:
         self.store: TokenStore = auth.token_store()
         self._redirect_uri: str | None = None
         self._zone: str | None = None
+        self._authorizations: list[float] = []  # shared by this client's flows
 
     @property
     def redirect(self) -> Any:
@@ -167,7 +168,8 @@ class AuthSetup:
         key = OAuthFlow(config, self.url, random_bytes=secrets.token_bytes).key
         return OAuthFlow(config, self.url, random_bytes=secrets.token_bytes,
                          wall_offset=time.time() - time.monotonic(),
-                         mcp_zone=self.quick_zone(), record=self.store.load(key))
+                         mcp_zone=self.quick_zone(), record=self.store.load(key),
+                         authorizations=self._authorizations)
 
     def save(self, key: str, record: dict[str, Any]) -> None:
         self.store.save(key, record)

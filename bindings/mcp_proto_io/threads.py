@@ -1090,16 +1090,13 @@ class _HttpConnection(_Pump):
                 threading.Thread(target=self._redirect, args=(event,), daemon=True,
                                  name="mcp-proto-redirect").start()
         for ax in exchanges:
-            self._submit(self._run_auth, ax)
+            # A daemon thread, not a worker: close() must not wait for a slow authorization
+            # server, and a refresh answered after close() is still saved (_run_auth).
+            threading.Thread(target=self._run_auth, args=(ax,), daemon=True,
+                             name="mcp-proto-auth").start()
 
     def _auth_note(self, text: str) -> None:
         print(f"mcp-proto: {text}", file=sys.stderr)
-
-    def _submit(self, fn: Callable[[Any], None], arg: Any) -> None:
-        try:
-            self.workers.submit(fn, arg)
-        except RuntimeError:  # closing: the waiting requests fail with the session
-            pass
 
     def _run_auth(self, ax: AuthExchange) -> None:
         flow = self.http.auth
