@@ -63,7 +63,14 @@ from mcp_proto import (
 from mcp_proto._http import HttpExchange, HttpTarget, StreamableHttp
 from mcp_proto._modern import Discovered
 
-from ._auth_io import AuthSetup, run_auth_exchange, run_in_daemon_thread
+from ._auth_io import (
+    NO_REDIRECT,
+    AuthSetup,
+    deliver_callback,
+    redirect_failure,
+    run_auth_exchange,
+    run_in_daemon_thread,
+)
 from ._auth_redirect import is_async_redirect
 from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
 from ._handlers import (
@@ -770,26 +777,18 @@ class HttpPump(AsyncPump):
         url: str | None = None
         error: AuthorizationError | str | None = None
         if redirect is None:
-            error = AuthorizationRequired("authorization needs a user and no redirect "
-                                          "handler is configured")
+            error = AuthorizationRequired(NO_REDIRECT)
         else:
             try:
                 if is_async_redirect(redirect):
                     url = str(await redirect(event.url))
                 else:
                     url = str(await self.rt.to_thread(lambda: redirect(event.url)))
-            except AuthorizationError as exc:
-                error = exc
             except Exception as exc:  # the host's handler: its failure fails the waiters
-                error = f"the redirect handler raised {type(exc).__name__}: {exc}"
+                error = redirect_failure(exc)
         if self.closing:
             return
-        now = time.monotonic()
-        if url is not None:
-            flow.receive_callback(url, now=now)
-        else:
-            assert error is not None
-            flow.callback_failed(error, now=now)
+        deliver_callback(flow, url, error, time.monotonic())
         self._after()
 
     def _exchange_ended(self) -> None:

@@ -24,13 +24,32 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp_proto import AuthConfig, AuthExchange, AuthResponse, OAuthFlow, address_zone
+from mcp_proto import (
+    AuthConfig,
+    AuthExchange,
+    AuthorizationError,
+    AuthorizationRequired,
+    AuthResponse,
+    OAuthFlow,
+    address_zone,
+)
 from mcp_proto._auth_urls import address_allowed
 
 from ._auth_redirect import redirect_uri_of
 from ._auth_store import TokenStore
 
-__all__ = ["READ_SIZE", "AuthSetup", "run_auth_exchange", "run_in_daemon_thread"]
+__all__ = [
+    "NO_REDIRECT",
+    "READ_SIZE",
+    "AuthSetup",
+    "deliver_callback",
+    "redirect_failure",
+    "run_auth_exchange",
+    "run_in_daemon_thread",
+]
+
+#: Why a flow that needs the user fails when the client has no redirect handler.
+NO_REDIRECT = "authorization needs a user and no redirect handler is configured"
 
 READ_SIZE = 16 * 1024
 
@@ -105,6 +124,22 @@ def run_in_daemon_thread(fn: Callable[[], Any],
         done(value, error)
 
     threading.Thread(target=run, name="mcp-proto-auth", daemon=True).start()
+
+
+def redirect_failure(exc: Exception) -> AuthorizationError | str:
+    """What the waiting calls fail with when the host's redirect handler raised."""
+    if isinstance(exc, AuthorizationError):
+        return exc
+    return f"the redirect handler raised {type(exc).__name__}: {exc}"
+
+
+def deliver_callback(flow: OAuthFlow, url: str | None, error: AuthorizationError | str | None,
+                     now: float) -> None:
+    """Give the flow the handler's callback URL, or why there is none."""
+    if url is not None:
+        flow.receive_callback(url, now=now)
+    else:
+        flow.callback_failed(error or AuthorizationRequired(NO_REDIRECT), now=now)
 
 
 def _mcp_zone(url: str) -> str:

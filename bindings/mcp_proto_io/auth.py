@@ -118,8 +118,20 @@ class OAuth:
             exchange_timeout=self.exchange_timeout, **kwargs)
 
 
+class _MachineAuth:
+    """What the machine grants share: tokens kept in memory unless a store is given (they
+    are cheap to get again, and a machine's tokens need not outlive the process)."""
+
+    store: TokenStore | None
+
+    def token_store(self) -> TokenStore:
+        if self.store is None:
+            self.store = MemoryTokenStore()
+        return self.store
+
+
 @dataclass(eq=False)
-class ClientCredentials:
+class ClientCredentials(_MachineAuth):
     """A machine's own credentials (the client credentials grant): ``client_secret``
     (``client_secret_basic``, or ``method="client_secret_post"``) or ``private_key`` (a PEM
     EC P-256 key or a signer: ``private_key_jwt`` with ES256).  With ``issuer`` the server's
@@ -143,11 +155,6 @@ class ClientCredentials:
         AuthConfig(grant="client_credentials", client_id=self.client_id,
                    client_secret=self.client_secret, signer=self._signer)  # checks now
 
-    def token_store(self) -> TokenStore:
-        if self.store is None:
-            self.store = MemoryTokenStore()
-        return self.store
-
     def auth_config(self, redirect_uri: str | None) -> AuthConfig:
         return AuthConfig(grant="client_credentials", client_id=self.client_id,
                           client_secret=self.client_secret, signer=self._signer,
@@ -158,7 +165,7 @@ class ClientCredentials:
 
 
 @dataclass(eq=False)
-class JwtBearer:
+class JwtBearer(_MachineAuth):
     """A workload identity (RFC 7523 JWT bearer grant): ``assertion`` is the workload's JWT,
     or a function of the audience (the authorization server's issuer) returning one.  One
     attempt: a refused assertion fails the call, with no fallback to another grant."""
@@ -171,11 +178,6 @@ class JwtBearer:
     allow_http: bool = False
     exchange_timeout: float = 30.0
 
-    def token_store(self) -> TokenStore:
-        if self.store is None:
-            self.store = MemoryTokenStore()
-        return self.store
-
     def auth_config(self, redirect_uri: str | None) -> AuthConfig:
         return AuthConfig(grant="jwt_bearer", assertion=self.assertion,
                           client_id=self.client_id, issuer=self.issuer, scope=self.scope,
@@ -184,7 +186,7 @@ class JwtBearer:
 
 
 @dataclass(eq=False)
-class EnterpriseManaged:
+class EnterpriseManaged(_MachineAuth):
     """Enterprise-managed authorization (SEP-990): the identity provider's ``id_token`` is
     exchanged at ``idp_token_endpoint`` (RFC 8693) for an ID-JAG naming the MCP server's
     authorization server, which then gives the access token (RFC 7523, authenticated with
@@ -201,11 +203,6 @@ class EnterpriseManaged:
     store: TokenStore | None = None
     allow_http: bool = False
     exchange_timeout: float = 30.0
-
-    def token_store(self) -> TokenStore:
-        if self.store is None:
-            self.store = MemoryTokenStore()
-        return self.store
 
     def auth_config(self, redirect_uri: str | None) -> AuthConfig:
         return AuthConfig(grant="enterprise", client_id=self.client_id,

@@ -69,7 +69,13 @@ from mcp_proto import (
 from mcp_proto._http import HttpExchange, HttpTarget, StreamableHttp
 from mcp_proto._modern import Discovered
 
-from ._auth_io import AuthSetup, run_auth_exchange
+from ._auth_io import (
+    NO_REDIRECT,
+    AuthSetup,
+    deliver_callback,
+    redirect_failure,
+    run_auth_exchange,
+)
 from ._auth_redirect import is_async_redirect
 from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
 from ._fds import wait_fd
@@ -1122,25 +1128,17 @@ class _HttpConnection(_Pump):
         url: str | None = None
         error: AuthorizationError | str | None = None
         if redirect is None:
-            error = AuthorizationRequired("authorization needs a user and no redirect "
-                                          "handler is configured")
+            error = AuthorizationRequired(NO_REDIRECT)
         elif is_async_redirect(redirect):
             error = AuthorizationError("the threads binding cannot await an async redirect "
                                        "handler; pass a plain function")
         else:
             try:
                 url = str(redirect(event.url))
-            except AuthorizationError as exc:
-                error = exc
             except Exception as exc:  # the host's handler: its failure fails the waiters
-                error = f"the redirect handler raised {type(exc).__name__}: {exc}"
+                error = redirect_failure(exc)
         with self.lock:
-            now = time.monotonic()
-            if url is not None:
-                flow.receive_callback(url, now=now)
-            else:
-                assert error is not None
-                flow.callback_failed(error, now=now)
+            deliver_callback(flow, url, error, time.monotonic())
             self._queue_output_locked()
             events = self._drain_locked()
             self.cond.notify()
