@@ -647,7 +647,8 @@ class OAuthFlow:
         meta = self._as_meta or {}
         self._start("registration", self._check(meta.get("registration_endpoint"),
                                                 "the registration endpoint"),
-                    now, method="POST", json_body=registration_body(self.config, meta))
+                    now, method="POST",
+                    json_body=registration_body(self.config, meta, self._scope_request()))
 
     def _on_register(self, ex: AuthExchange, response: AuthResponse, now: float) -> None:
         client = parse_registration(response, ex.url.raw, self.config.redirect_uri)

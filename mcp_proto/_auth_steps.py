@@ -99,10 +99,13 @@ def oauth_error(response: AuthResponse) -> tuple[str | None, str | None]:
             description[:300] if isinstance(description, str) else None)
 
 
-def registration_body(config: AuthConfig, meta: dict[str, Any]) -> dict[str, Any]:
+def registration_body(config: AuthConfig, meta: dict[str, Any],
+                      scope: Sequence[str] = ()) -> dict[str, Any]:
     """The dynamic registration request: a public client (``none``) when the authorization
     server allows it, else the first secret method it lists; ``application_type`` ``native``
-    for a loopback redirect URI (SEP-837), and ``refresh_token`` among the grants."""
+    for a loopback redirect URI (SEP-837), ``refresh_token`` among the grants, and the
+    ``scope`` about to be asked for (servers that register a client for the scopes it names
+    refuse any other at the authorization endpoint)."""
     supported = str_list(meta.get("token_endpoint_auth_methods_supported"))
     method = "none"
     if supported is not None and "none" not in supported:
@@ -112,10 +115,13 @@ def registration_body(config: AuthConfig, meta: dict[str, Any]) -> dict[str, Any
     app = config.application_type or (
         "native" if urlsplit(redirect).hostname in ("127.0.0.1", "::1", "localhost")
         else "web")
-    return {"client_name": config.client_name, "redirect_uris": [redirect],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"], "token_endpoint_auth_method": method,
-            "application_type": app}
+    body: dict[str, Any] = {"client_name": config.client_name, "redirect_uris": [redirect],
+                            "grant_types": ["authorization_code", "refresh_token"],
+                            "response_types": ["code"], "token_endpoint_auth_method": method,
+                            "application_type": app}
+    if scope:
+        body["scope"] = " ".join(scope)
+    return body
 
 
 def parse_registration(response: AuthResponse, url: str,
@@ -205,8 +211,8 @@ def client_authentication(client: dict[str, Any], form: dict[str, str],
                           headers: list[tuple[str, str]], *, signer: Signer | None,
                           audience: str, wall_now: float, jti: str) -> None:
     """Add the client's authentication to a token request (its form and headers).  Basic
-    is base64 of the form-urlencoded id and secret (RFC 6749 section 2.3.1), and the secret
-    then never goes in the body; ``private_key_jwt`` signs an assertion for ``audience``
+    is base64 of the form-urlencoded id and secret (RFC 6749 section 2.3.1), with the id also
+    in the body and the secret never there; ``private_key_jwt`` signs an assertion for ``audience``
     (the issuer, RFC 7523bis)."""
     method = client.get("method", "none")
     client_id = client["client_id"]
@@ -214,6 +220,9 @@ def client_authentication(client: dict[str, Any], form: dict[str, str],
     if method == "client_secret_basic" and secret:
         pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
         headers.append(("Authorization", "Basic " + b64encode(pair.encode()).decode()))
+        # Identification, not a second authentication (RFC 6749 section 3.2.1): servers
+        # built on the official SDKs refuse a Basic request without it.
+        form["client_id"] = client_id
     elif method == "client_secret_post" and secret:
         form["client_id"] = client_id
         form["client_secret"] = secret

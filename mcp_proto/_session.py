@@ -1108,6 +1108,8 @@ class ClientSession:
     def _refresh_failed(self, error: MCPError) -> None:
         if isinstance(error, RpcError) and error.code in MODERN_ERROR_CODES:
             return  # a recognised 2026 error: the server is still a modern one
+        if isinstance(error, AuthorizationError):
+            return  # authorization failed: the calls say so; nothing is known of the era
         self.era_assumption_failed = True
         self._shutdown(ConnectionClosed(
             f"the server no longer speaks {self.protocol_version} as remembered ({error}); "
