@@ -124,11 +124,13 @@ class Tokens:
     expires_at: float | None = None
     refresh_token: str | None = field(default=None, repr=False)
     scope: str | None = None
+    issued_at: float | None = None
+    """Wall-clock seconds when it was issued (None: not known, a record of an older run)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"access_token": self.access_token, "token_type": self.token_type,
                 "expires_at": self.expires_at, "refresh_token": self.refresh_token,
-                "scope": self.scope}
+                "scope": self.scope, "issued_at": self.issued_at}
 
     @classmethod
     def from_json(cls, obj: object) -> Tokens | None:
@@ -152,6 +154,11 @@ class Tokens:
                 expires = None
             if expires is not None and not math.isfinite(expires):
                 expires = None
+        issued = obj.get("issued_at")
+        if isinstance(issued, bool) or not isinstance(issued, (int, float)) \
+                or not (expires is not None and -1e12 < issued <= expires):
+            issued = None
         return cls(access, kind, None if expires is None else float(expires),
                    refresh if isinstance(refresh, str) and refresh else None,
-                   scope if isinstance(scope, str) else None)
+                   scope if isinstance(scope, str) else None,
+                   None if issued is None else float(issued))

@@ -148,6 +148,15 @@ TRANSITIONS: dict[tuple[str, str], str] = {
 KINDS = ("retry", "nonce", "refresh", "authorize", "step_up")
 
 
+def _unexpected(exc: Exception, state: str) -> AuthorizationError:
+    """A failure that is not the protocol's (the host's assertion callable, a signer): the
+    waiting calls fail with it, named, and the flow is idle again."""
+    error = AuthorizationError(f"authorization failed in {state}: {type(exc).__name__}: "
+                               f"{str(exc)[:200]}")
+    error.__cause__ = exc
+    return error
+
+
 class OAuthFlow:
     """The authorization state of one MCP server connection.
 
@@ -201,6 +210,7 @@ class OAuthFlow:
         self._nonce_retried = False
         self._refresh_failed: int | None = None  # generation whose refresh was refused
         self._refreshed: int | None = None  # generation a refresh gave (refused: discover)
+        self._proactive: int | None = None  # generation refreshed before expiry (once)
         # When each interactive authorization started: a list the binding may share between
         # the flows of one client's connections, so reconnecting does not reset the bound.
         self._authorizations: list[float] = [] if authorizations is None else authorizations
@@ -242,16 +252,24 @@ class OAuthFlow:
         return [("Authorization", f"Bearer {tokens.access_token}")]
 
     def needs_refresh(self, now: float) -> bool:
-        """Whether the token expires within :data:`REFRESH_SKEW` and can be refreshed: the
-        HTTP layer then holds new requests and calls :meth:`start_refresh`."""
+        """Whether the token expires within :data:`REFRESH_SKEW` (or half its lifetime, for a
+        short-lived one) and can be refreshed: the HTTP layer then holds new requests and
+        calls :meth:`start_refresh`.  At most once per token: a refresh that failed for a
+        network reason is tried again only when the server refuses the old token."""
         tokens = self.tokens
-        return (not self.busy and tokens is not None and tokens.refresh_token is not None
-                and tokens.expires_at is not None and self._refresh_failed != self.generation
-                and tokens.expires_at - REFRESH_SKEW <= now + self._wall)
+        if (self.busy or tokens is None or tokens.refresh_token is None
+                or tokens.expires_at is None
+                or self.generation in (self._refresh_failed, self._proactive)):
+            return False
+        skew = REFRESH_SKEW
+        if tokens.issued_at is not None:
+            skew = min(skew, (tokens.expires_at - tokens.issued_at) / 2)
+        return tokens.expires_at - skew <= now + self._wall
 
     def start_refresh(self, now: float) -> None:
         """Refresh the token before it expires (requests sent meanwhile wait)."""
         if self.needs_refresh(now):
+            self._proactive = self.generation
             self._begin("refresh", "refresh", now)
 
     def on_challenge(self, status: int, www_authenticate: Sequence[str],
@@ -443,6 +461,12 @@ class OAuthFlow:
             self._fail(AuthorizationError(f"authorization: no way from {self.state} on "
                                           f"{outcome}"))
             return
+        if state in ("register", "authorize") and not self.config.interactive \
+                and self.config.grant == "authorization_code":
+            self._fail(AuthorizationRequired(
+                f"{safe_url(self.server_url)} needs a new authorization and this client may "
+                f"not ask the user (run: mcp-proto login --url {safe_url(self.server_url)})"))
+            return
         if state != self.state:
             self._nonce_retried = False
             if state == "prm":
@@ -455,6 +479,8 @@ class OAuthFlow:
             getattr(self, f"_enter_{state}")(now)
         except AuthorizationError as exc:
             self._fail(exc)
+        except Exception as exc:  # a host callable or a signer raised: never stuck busy
+            self._fail(_unexpected(exc, state))
 
     def _done(self) -> None:
         refreshed = self.kind == "refresh" and self._only_refreshed()
@@ -472,6 +498,10 @@ class OAuthFlow:
         return self._last_token_purpose == "refresh"
 
     def _fail(self, error: AuthorizationError) -> None:
+        # A refresh before expiry that failed for a network reason leaves the token in use:
+        # what waited for it goes out with that token, it does not fail.
+        harmless = (self.kind == "refresh" and self._proactive == self.generation
+                    and self.tokens is not None)
         self._starting.clear()  # at most one exchange per procedure: none is left to carry
         if self._exchange is not None:
             self._aborting.append(self._exchange.id)
@@ -480,7 +510,8 @@ class OAuthFlow:
         self.kind = None
         self._deadline = self.user_wait_until = None
         self.error = error
-        self.failures += 1
+        if not harmless:
+            self.failures += 1
 
     def _refuse(self, error: AuthorizationError) -> str:
         self.error = error
@@ -609,9 +640,10 @@ class OAuthFlow:
 
     # client identity ------------------------------------------------------------------------
 
-    def _client(self) -> dict[str, Any] | None:
+    def _client(self, *, for_authorization: bool = False) -> dict[str, Any] | None:
         assert self.issuer is not None
-        return self._record.client(self.issuer, self.config)
+        return self._record.client(self.issuer, self.config,
+                                   for_authorization=for_authorization)
 
     def _enter_client(self, now: float) -> None:
         meta = self._as_meta or {}
@@ -627,8 +659,8 @@ class OAuthFlow:
             self._check(meta.get("authorization_endpoint"), "the authorization endpoint")
         self._check(meta.get("token_endpoint"), "the token endpoint")
         assert self.issuer is not None
-        if self._client() is None and not self._record.adopt_client(self.issuer, self.config,
-                                                                     meta):
+        usable = self._client(for_authorization=grant == "authorization_code")
+        if usable is None and not self._record.adopt_client(self.issuer, self.config, meta):
             if grant == "jwt_bearer":
                 self._go(grant, now)  # a workload assertion may stand alone
                 return
@@ -686,7 +718,12 @@ class OAuthFlow:
         meta = self._as_meta or {}
         endpoint = self._check(meta.get("authorization_endpoint"),
                                "the authorization endpoint")
-        client = self._client()
+        if not self._may_authorize(now):  # also on the way from a refused refresh
+            raise AuthorizationRejected(
+                f"{safe_url(self.server_url)} needed {MAX_AUTHORIZATIONS_PER_WINDOW} "
+                f"authorizations within {AUTHORIZATION_WINDOW:.0f} s; not asking the user "
+                "again until reauthorize()")
+        client = self._client(for_authorization=True)
         assert client is not None
         self._verifier, challenge = pkce_pair(self._random(VERIFIER_BYTES))
         self._state_value = b64url(self._random(STATE_BYTES))
@@ -869,6 +906,8 @@ class OAuthFlow:
             handler(ex, response, now)
         except AuthorizationError as exc:
             self._fail(exc)
+        except Exception as exc:  # a host callable or a signer raised: never stuck busy
+            self._fail(_unexpected(exc, self.state))
 
     def _exchange_error(self, ex: AuthExchange, reason: str, now: float) -> None:
         what = f"{ex.purpose} at {safe_url(ex.url.raw)}: {reason}"

@@ -73,15 +73,19 @@ class AuthRecord:
     def drop_tokens(self, issuer: str) -> None:
         self.sub(issuer).pop("tokens", None)
 
-    def client(self, issuer: str, config: AuthConfig) -> dict[str, Any] | None:
+    def client(self, issuer: str, config: AuthConfig, *,
+               for_authorization: bool = False) -> dict[str, Any] | None:
         """The client identity at ``issuer``, usable with ``config`` (a pre-registered one
-        gets its secret from the configuration, never from the record), or None."""
+        gets its secret from the configuration, never from the record), or None.
+        ``for_authorization``: for a new authorization request, where the redirect URI it was
+        registered with matters (a token or refresh request sends none)."""
         client = self.issuers.get(issuer, {}).get("client")
         if not isinstance(client, dict) or not isinstance(client.get("client_id"), str):
             return None
         if client.get("via") == "preregistered":
             return {**client, "client_secret": config.client_secret}
-        if (client.get("via") == "dcr" and config.grant == "authorization_code"
+        if (for_authorization and client.get("via") == "dcr"
+                and config.grant == "authorization_code"
                 and client.get("redirect_uri") != config.redirect_uri):
             # Registered for another redirect URI (an earlier run's loopback port): many
             # authorization servers match redirect URIs exactly, so register again.

@@ -274,4 +274,5 @@ def parse_tokens(doc: dict[str, Any], *, what: str, dpop: bool, wall_now: float,
     if not isinstance(scope, str):
         scope = previous.scope if previous is not None else (" ".join(requested) or None)
     return Tokens(access, "DPoP" if kind.lower() == "dpop" else "Bearer",
-                  None if lifetime is None else wall_now + lifetime, refresh, scope)
+                  None if lifetime is None else wall_now + lifetime, refresh, scope,
+                  issued_at=wall_now)

@@ -481,8 +481,9 @@ def test_concurrent_calls_on_an_expired_token_share_one_refresh(binding: str) ->
 
 @pytest.mark.parametrize("binding", BINDINGS)
 def test_token_is_refreshed_before_it_expires(binding: str) -> None:
-    # expires_in just over REFRESH_SKEW: after one second the token is "about to expire"
-    with AuthServer(expires_in=61) as srv:
+    # A two-second token is refreshed once half its life is gone (a short-lived token is not
+    # refreshed the moment it arrives: that would loop)
+    with AuthServer(expires_in=2) as srv:
         async def scenario(b: Binding) -> None:
             async with b.connect_http(srv.mcp_url, auth=oauth(), timeout=T) as c:
                 assert await echo(c, "one") == "one"
@@ -777,7 +778,7 @@ def test_store_file_readable_by_others_is_refused(binding: str, tmp_path: Path) 
 def test_refresh_answer_arriving_after_close_is_still_saved(binding: str) -> None:
     # The AS rotates the refresh token as soon as it processes the refresh: an answer the
     # client drops because it closed meanwhile leaves a dead refresh token in the store.
-    with AuthServer(expires_in=61, rotate_refresh_tokens=True) as srv:
+    with AuthServer(expires_in=2, rotate_refresh_tokens=True) as srv:
         store = MemoryTokenStore()
 
         async def scenario(b: Binding) -> None:

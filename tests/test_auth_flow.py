@@ -1629,6 +1629,85 @@ def test_loaded_record_refreshes_with_its_stored_metadata() -> None:
     assert flow.error is None and flow.generation == 1
 
 
+@pytest.mark.parametrize("lifetime", [1, 30, 60])
+def test_a_short_lived_token_is_refreshed_once_not_in_a_loop(lifetime: int) -> None:
+    # A token that lives less than REFRESH_SKEW is refreshed once half its life is gone,
+    # and the token the refresh gives is not refreshed again at once (review B1).
+    flow, world = authorized_flow(token_extra={"expires_in": lifetime})
+    assert flow.tokens is not None and flow.tokens.issued_at is not None
+    issued = flow.tokens.issued_at - WALL
+    assert not flow.needs_refresh(issued)  # fresh: sent as it is
+    half = issued + lifetime / 2
+    assert flow.needs_refresh(half)
+    flow.start_refresh(half)
+    world.serve(flow, half)
+    assert flow.generation == 2 and flow.error is None
+    for _ in range(5):  # what the HTTP layer does after every answer
+        flow.start_refresh(half)
+        assert world.serve(flow, half) == []
+    assert len(token_requests(world)) == 2  # the code, then one refresh
+
+
+def test_a_refresh_that_failed_on_the_network_is_not_retried_at_once() -> None:
+    # Review B2: a refresh before expiry that cannot reach the AS is not tried again on
+    # every step; the still-valid token stays in use and what waited is not failed.
+    flow, world = authorized_flow()
+    assert flow.tokens is not None and flow.tokens.expires_at is not None
+    at = flow.tokens.expires_at - WALL - REFRESH_SKEW
+    failures = flow.failures
+    flow.start_refresh(at)
+    [ex] = flow.exchanges_to_start()
+    flow.exchange_failed(ex.id, "connection refused", now=at)
+    assert not flow.busy and flow.failures == failures
+    assert bearer(flow) == world.access_tokens[0]
+    for _ in range(5):
+        flow.start_refresh(at)
+        assert flow.exchanges_to_start() == []
+    # the server refusing the old token is what tries again, once
+    assert flow.on_challenge(401, [CHALLENGE], None, flow.generation, at + 1) == "refresh"
+
+
+def test_a_refresh_does_not_need_the_redirect_uri_it_was_registered_with() -> None:
+    # Review B3: `mcp-proto login` registers a loopback port, later runs have another
+    # redirect URI (or none): the refresh token is still used, nothing registers again.
+    world = standard_world()
+    world.refresh_tokens.append("RT-old")
+    config = AuthConfig(interactive=False, redirect_uri="http://127.0.0.1:5555/other")
+    flow = make_flow(config, record=record_for(AS, client_id="c", meta=as_meta(AS)))
+    flow.on_challenge(401, [CHALLENGE], None, flow.generation, T0)
+    [req] = world.serve(flow, T0)
+    assert req.url == f"{AS}/token" and req.form["grant_type"] == "refresh_token"
+    assert flow.error is None and flow.generation == 1
+
+
+def test_a_refused_refresh_never_registers_nor_authorizes_without_a_user() -> None:
+    world = standard_world()  # the AS does not know RT-old: invalid_grant
+    config = AuthConfig(interactive=False)
+    flow = make_flow(config, record=record_for(AS, client_id="c"))  # no stored metadata
+    flow.on_challenge(401, [CHALLENGE], None, flow.generation, T0)
+    world.serve(flow, T0)
+    assert isinstance(flow.error, AuthorizationRequired) and not flow.busy
+    assert not any(url.endswith("/register") for url in world.urls())
+    assert not any(isinstance(e, RedirectRequired) for e in drain(flow))
+
+
+def test_a_failing_host_assertion_leaves_the_flow_idle_with_an_error() -> None:
+    # Review B4: anything a host callable raises fails the procedure; never stuck busy.
+    world = World()
+    world.add_prm(PRM_HEADER)
+    world.add_as(grant_types_supported=["urn:ietf:params:oauth:grant-type:jwt-bearer"])
+
+    def assertion(audience: str) -> str:
+        raise RuntimeError("workload identity endpoint down")
+
+    flow = make_flow(AuthConfig(grant="jwt_bearer", assertion=assertion, client_id="wl"))
+    challenge(flow, world)
+    assert not flow.busy and flow.next_deadline() is None
+    assert isinstance(flow.error, AuthorizationError)
+    assert "workload identity endpoint down" in str(flow.error)
+    assert flow.on_challenge(401, [CHALLENGE], None, flow.generation, T0 + 1) == "authorize"
+
+
 def test_loaded_record_without_metadata_discovers_before_refreshing() -> None:
     world = standard_world()
     flow = make_flow(record=record_for(AS, client_id="c"))

@@ -75,6 +75,9 @@ READ, WRITE = "mcp:read", "mcp:write"
 SCOPES = [READ, WRITE]
 #: Client per-call deadline; a whole test's async scenario is bounded by ``BOUND``.
 TIMEOUT = 20.0
+#: Seconds until a 4-second token is past half its life (the client refreshes it then;
+#: 0.2 s more covers the servers' whole-second clocks).
+HALF_LIFE_WAIT = 2.2
 BOUND = 30.0
 #: Seconds a server gets to start and to stop.
 SERVER_START = 10.0
@@ -606,12 +609,13 @@ def test_sdk_step_up_on_insufficient_scope() -> None:
 
 
 def test_sdk_refresh_when_the_token_expires_soon() -> None:
-    """The first token is issued with ``expires_in`` 5 (inside the client's refresh margin):
-    the client refreshes it with the SDK AS's refresh grant, exactly once, then works."""
+    """The first token is issued with ``expires_in`` 4: once half its life is gone the
+    client refreshes it with the SDK AS's refresh grant, exactly once, then works."""
     store = mcp_threads.MemoryTokenStore()
-    with sdk_world(first_expires_in=5) as world, mcp_threads.connect_http(
+    with sdk_world(first_expires_in=4) as world, mcp_threads.connect_http(
             world.mcp_url, auth=oauth(store), timeout=TIMEOUT) as client:
         assert text_of(client.call_tool("echo", {"text": "a"})) == "a"
+        time.sleep(HALF_LIFE_WAIT)
         assert text_of(client.call_tool("echo", {"text": "b"})) == "b"
         assert text_of(client.call_tool("echo", {"text": "c"})) == "c"
         provider = world.provider
@@ -802,11 +806,14 @@ def test_fastmcp_full_flow_and_stored_record_threads() -> None:
 
 
 def test_fastmcp_refresh_of_a_short_lived_token() -> None:
-    """The first token says ``expires_in`` 5: one refresh at fastmcp's token endpoint."""
+    """The first token says ``expires_in`` 4: one refresh at fastmcp's token endpoint once
+    half its life is gone."""
     store = mcp_threads.MemoryTokenStore()
-    with fastmcp_world(first_expires_in=5) as world, mcp_threads.connect_http(
+    with fastmcp_world(first_expires_in=4) as world, mcp_threads.connect_http(
             world.mcp_url, auth=oauth(store), timeout=TIMEOUT) as client:
-        for word in ("a", "b", "c"):
+        assert text_of(client.call_tool("echo", {"text": "a"})) == "a"
+        time.sleep(HALF_LIFE_WAIT)
+        for word in ("b", "c"):
             assert text_of(client.call_tool("echo", {"text": word})) == word
         provider = world.provider
         assert (provider.authorizations, provider.code_exchanges, provider.refreshes) == (
