@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from ._auth_jwt import Signer
 
@@ -112,6 +113,13 @@ class AuthConfig:
                              "token endpoint and an ID token")
         if not (self.authorization_timeout > 0 and self.exchange_timeout > 0):
             raise ValueError("timeouts must be positive")
+        url = self.client_metadata_url
+        if url is not None:  # R18: the client ID of a metadata document is such a URL
+            parts = urlsplit(url) if isinstance(url, str) else None
+            if parts is None or parts.scheme != "https" or not parts.hostname \
+                    or parts.path in ("", "/") or parts.fragment or parts.username:
+                raise ValueError("client_metadata_url must be an https URL with a path (and "
+                                 f"no fragment or credentials), got {str(url)[:100]!r}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,9 @@ class RedirectRequired:
     url: str = field(repr=False)
     redirect_uri: str
     deadline: float
+    attempt: int = 0
+    """Which user step this is: pass it back with the answer, so a handler that outlived
+    its attempt cannot answer the next one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +30,9 @@ class SaveRecord:
 
     key: str
     record: dict[str, Any] = field(repr=False)
+    serial: int = 0
+    """Increases with every record the flow gives: a store written from several threads
+    keeps the newest (an older snapshot arriving late is dropped)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,6 +108,8 @@ STATE_BYTES = 16
 VERIFIER_BYTES = 32
 JTI_BYTES = 16
 
+#: The purpose of the enterprise flow's first request (it carries no DPoP proof).
+IDP_EXCHANGE = "identity provider token exchange"
 _JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 _TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 _ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
@@ -203,14 +205,15 @@ class OAuthFlow:
         self._exchange: AuthExchange | None = None
         self._next_id = 1
         self._deadline: float | None = None  # the user step's
-        self.user_wait_until: float | None = None
-        """While the user is asked to authorize: until when (requests waiting on it keep
-        their deadlines beyond it)."""
+        self._attempt = 0  # numbers the user steps (RedirectRequired.attempt)
+        self._saves = 0  # numbers the records given (SaveRecord.serial)
+        self._client_retried = False  # invalid_client on a stored registration: once
         self._dpop_nonces: dict[tuple[str, str, int], str] = {}
         self._nonce_retried = False
         self._refresh_failed: int | None = None  # generation whose refresh was refused
         self._refreshed: int | None = None  # generation a refresh gave (refused: discover)
         self._proactive: int | None = None  # generation refreshed before expiry (once)
+        self._ahead = False  # the procedure running is a refresh before expiry
         # When each interactive authorization started: a list the binding may share between
         # the flows of one client's connections, so reconnecting does not reset the bound.
         self._authorizations: list[float] = [] if authorizations is None else authorizations
@@ -221,7 +224,6 @@ class OAuthFlow:
         self._prm_candidates: list[str] = []
         self._as_candidates: list[str] = []
         self._as_meta: dict[str, Any] | None = None
-        self._legacy = False
         self._requested: list[str] = []
         self._verifier = ""
         self._state_value = ""
@@ -270,7 +272,7 @@ class OAuthFlow:
         """Refresh the token before it expires (requests sent meanwhile wait)."""
         if self.needs_refresh(now):
             self._proactive = self.generation
-            self._begin("refresh", "refresh", now)
+            self._begin("refresh", "refresh", now, ahead=True)
 
     def on_challenge(self, status: int, www_authenticate: Sequence[str],
                      dpop_nonce: str | None, generation: int, now: float,
@@ -284,6 +286,13 @@ class OAuthFlow:
         when it may not, nothing is started for it."""
         challenges = parse_www_authenticate(www_authenticate)
         challenge = oauth_challenge(challenges, dpop=self.config.dpop is not None)
+        if challenge is None and challenges:  # R19: only Bearer and DPoP drive OAuth
+            if status == 403:
+                return "ignore"
+            schemes = ", ".join(sorted({c.scheme for c in challenges}))[:100]
+            return self._refuse(AuthorizationRequired(
+                f"{safe_url(self.server_url)} asks for {schemes} authentication, not OAuth "
+                "(pass the credentials it wants as headers)"))
         error = challenge.get("error") if challenge is not None else None
         if status == 403 and error != "insufficient_scope":
             return "ignore"
@@ -332,6 +341,28 @@ class OAuthFlow:
             self._record.drop_tokens(self.issuer)
             self._save()
         self.tokens = None
+
+    def offer_record(self, record: object, *, now: float) -> bool:
+        """What the store holds now, just before a refresh request goes out: if another
+        process already refreshed (the stored refresh token is not the one about to be
+        used), its tokens are taken instead and the refresh is not sent (a rotated refresh
+        token is good only once).  True: the refresh exchange was withdrawn; the binding
+        must not carry it."""
+        if self.state != "refresh" or self.issuer is None or self.tokens is None:
+            return False
+        stored = AuthRecord(self.key, record).tokens(self.issuer)
+        if stored is None or stored.refresh_token in (None, self.tokens.refresh_token) \
+                or stored.access_token == self.tokens.access_token:
+            return False
+        if stored.expires_at is not None and stored.expires_at <= now + self._wall:
+            return False
+        self._starting.clear()
+        self._exchange = None
+        self.tokens = stored
+        self._record.set_tokens(self.issuer, stored)
+        self._last_token_purpose = "stored"
+        self._done()
+        return True
 
     def reauthorize(self, now: float, scope: str | None = None) -> None:
         """Forget the token and authorize again (the host's "log in again"), asking for
@@ -406,11 +437,13 @@ class OAuthFlow:
         self._exchange = None
         self._exchange_error(ex, reason, now)
 
-    def receive_callback(self, url: str, *, now: float) -> None:
-        """The URL the browser was sent back to after the authorization request."""
-        if self.state != "authorize":
+    def receive_callback(self, url: str, *, now: float, attempt: int | None = None) -> None:
+        """The URL the browser was sent back to after the authorization request.  With
+        ``attempt`` (:attr:`RedirectRequired.attempt`), an answer to an earlier attempt (a
+        handler that outlived it) is ignored."""
+        if self.state != "authorize" or attempt not in (None, self._attempt):
             return
-        self._deadline = self.user_wait_until = None
+        self._deadline = None
         try:
             code = self._check_callback(url)
         except AuthorizationError as exc:
@@ -419,11 +452,13 @@ class OAuthFlow:
         self._code = code
         self._go("callback", now)
 
-    def callback_failed(self, error: AuthorizationError | str, *, now: float) -> None:
-        """The redirect handler could not deliver a callback (it raised, the user gave up)."""
-        if self.state != "authorize":
+    def callback_failed(self, error: AuthorizationError | str, *, now: float,
+                        attempt: int | None = None) -> None:
+        """The redirect handler could not deliver a callback (it raised, the user gave up);
+        ``attempt`` as for :meth:`receive_callback`."""
+        if self.state != "authorize" or attempt not in (None, self._attempt):
             return
-        self._deadline = self.user_wait_until = None
+        self._deadline = None
         self._fail(error if isinstance(error, AuthorizationError)
                    else AuthorizationError(f"authorization did not complete: {error}"))
 
@@ -442,14 +477,15 @@ class OAuthFlow:
             self._exchange_error(ex, f"no answer within {self.config.exchange_timeout:g} s",
                                  now)
         if self._deadline is not None and self._deadline <= now and self.state == "authorize":
-            self._deadline = self.user_wait_until = None
+            self._deadline = None
             self._fail(AuthorizationError(
                 f"no authorization within {self.config.authorization_timeout:g} s (the user "
                 "did not complete it)"))
 
     # -- the procedure ------------------------------------------------------------------------
 
-    def _begin(self, outcome: str, kind: str, now: float) -> None:
+    def _begin(self, outcome: str, kind: str, now: float, *, ahead: bool = False) -> None:
+        self._ahead = ahead
         self.kind = kind
         self.error = None
         self._nonce_retried = False
@@ -483,7 +519,8 @@ class OAuthFlow:
             self._fail(_unexpected(exc, state))
 
     def _done(self) -> None:
-        refreshed = self.kind == "refresh" and self._only_refreshed()
+        refreshed = self.kind == "refresh" and self._last_token_purpose == "refresh"
+        self._ahead = False
         self.state = "idle"
         self.kind = None
         self.generation += 1
@@ -492,23 +529,18 @@ class OAuthFlow:
         assert tokens is not None and self.issuer is not None
         self._events.append(Authorized(self.issuer, tokens.scope, tokens.expires_at))
 
-    def _only_refreshed(self) -> bool:
-        """Whether the procedure ending now was a refresh and nothing more (a refused refresh
-        goes on to discovery and a new grant)."""
-        return self._last_token_purpose == "refresh"
-
     def _fail(self, error: AuthorizationError) -> None:
         # A refresh before expiry that failed for a network reason leaves the token in use:
         # what waited for it goes out with that token, it does not fail.
-        harmless = (self.kind == "refresh" and self._proactive == self.generation
-                    and self.tokens is not None)
+        harmless = self._ahead and self.tokens is not None
+        self._ahead = False
         self._starting.clear()  # at most one exchange per procedure: none is left to carry
         if self._exchange is not None:
             self._aborting.append(self._exchange.id)
             self._exchange = None
         self.state = "idle"
         self.kind = None
-        self._deadline = self.user_wait_until = None
+        self._deadline = None
         self.error = error
         if not harmless:
             self.failures += 1
@@ -574,7 +606,6 @@ class OAuthFlow:
         to another authorization server since (SEP-2352)."""
         self._prm = None
         self._as_meta = None
-        self._legacy = False
         self._prm_candidates = prm_urls(self.server_url, self._server.origin, self._challenge)
 
     def _enter_prm(self, now: float) -> None:
@@ -619,7 +650,6 @@ class OAuthFlow:
         self._go("found", now)
 
     def _enter_legacy_metadata(self, now: float) -> None:
-        self._legacy = True
         self._prm = None
         self._use_issuer(f"{self._server.scheme}://{self._server.authority}")
         self._start("authorization server metadata",
@@ -683,7 +713,9 @@ class OAuthFlow:
                     json_body=registration_body(self.config, meta, self._scope_request()))
 
     def _on_register(self, ex: AuthExchange, response: AuthResponse, now: float) -> None:
-        client = parse_registration(response, ex.url.raw, self.config.redirect_uri)
+        asked = registration_body(self.config, self._as_meta or {})
+        client = parse_registration(response, ex.url.raw, self.config.redirect_uri,
+                                    asked["token_endpoint_auth_method"])
         assert self.issuer is not None
         self._record.set_client(self.issuer, client)
         self._save()
@@ -692,7 +724,12 @@ class OAuthFlow:
     # authorization code ---------------------------------------------------------------------
 
     def _resource(self) -> str:
-        return self._prm.resource if self._prm is not None else self.key
+        """RFC 8707 ``resource``: the resource metadata's, verbatim; else what an earlier run
+        stored with the tokens; else (no metadata: 2025-03-26) the canonical server URL."""
+        if self._prm is not None:
+            return self._prm.resource
+        stored = None if self.issuer is None else self._record.resource(self.issuer)
+        return stored or self.key
 
     def _scope_request(self) -> list[str]:
         meta = self._as_meta or {}
@@ -741,8 +778,10 @@ class OAuthFlow:
         query = urlencode(params)
         url = endpoint.raw + ("&" if endpoint.query else "?") + query
         self._authorizations.append(now)
-        self._deadline = self.user_wait_until = now + self.config.authorization_timeout
-        self._events.append(RedirectRequired(url, self._redirect_uri, self._deadline))
+        self._deadline = now + self.config.authorization_timeout
+        self._attempt += 1
+        self._events.append(RedirectRequired(url, self._redirect_uri, self._deadline,
+                                             self._attempt))
 
     def _check_callback(self, url: str) -> str:
         meta = self._as_meta or {}
@@ -782,7 +821,7 @@ class OAuthFlow:
         error, description = oauth_error(response)
         nonce = response.header("dpop-nonce")
         if (error == "use_dpop_nonce" and nonce and self.config.dpop is not None
-                and not self._nonce_retried):
+                and ex.purpose != IDP_EXCHANGE and not self._nonce_retried):
             self._dpop_nonces[ex.url.origin] = nonce
             self._nonce_retried = True
             self._go("nonce", now)
@@ -802,11 +841,23 @@ class OAuthFlow:
                                      "needs the user", error, description, response.status)
                 self._go("invalid", now)
                 return
+            client = self._client() if self.issuer is not None else None
+            if (error == "invalid_client" and ex.purpose == "token" and not self._client_retried
+                    and client is not None and client.get("via") == "dcr"
+                    and self.config.grant == "authorization_code"):
+                # The authorization server forgot this registration: register again, once.
+                self._client_retried = True
+                assert self.issuer is not None
+                self._record.sub(self.issuer).pop("client", None)
+                self._save()
+                raise TokenError("the authorization server no longer knows this client "
+                                 "(invalid_client); it registers again at the next "
+                                 "authorization", error, description, response.status)
             raise TokenError(f"{ex.purpose} request to {safe_url(ex.url.raw)} refused: HTTP "
                              f"{response.status}" + (f" {error}" if error else "")
                              + (f": {description}" if description else ""),
                              error, description, response.status)
-        if ex.purpose == "identity provider token exchange":
+        if ex.purpose == IDP_EXCHANGE:
             jag = doc.get("access_token")
             if not isinstance(jag, str) or not jag:
                 raise TokenError("the identity provider's token exchange gave no assertion")
@@ -867,7 +918,7 @@ class OAuthFlow:
                           "client_secret": config.idp_client_secret,
                           "method": "client_secret_basic" if config.idp_client_secret
                           else "none"}
-        self._token_request("identity provider token exchange", form, idp_client, now,
+        self._token_request(IDP_EXCHANGE, form, idp_client, now,
                             url=config.idp_token_endpoint)
 
     def _enter_assertion_grant(self, now: float) -> None:
@@ -923,7 +974,8 @@ class OAuthFlow:
     def _save(self) -> None:
         if self.issuer is not None and self._as_meta is not None:
             self._record.remember(self.issuer, self._as_meta, self._resource())
-        self._events.append(SaveRecord(self.key, self._record.snapshot()))
+        self._saves += 1
+        self._events.append(SaveRecord(self.key, self._record.snapshot(), self._saves))
 
     def forget(self) -> None:
         """Drop every token and registration (``logout``); a :class:`SaveRecord` with an empty
@@ -931,7 +983,8 @@ class OAuthFlow:
         self.tokens = None
         self.issuer = None
         self._record.forget()
-        self._events.append(SaveRecord(self.key, self._record.snapshot()))
+        self._saves += 1
+        self._events.append(SaveRecord(self.key, self._record.snapshot(), self._saves))
 
     def _jti(self) -> str:
         return b64url(self._random(JTI_BYTES))

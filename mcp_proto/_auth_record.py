@@ -83,7 +83,11 @@ class AuthRecord:
         if not isinstance(client, dict) or not isinstance(client.get("client_id"), str):
             return None
         if client.get("via") == "preregistered":
+            if client["client_id"] != config.client_id:
+                return None  # the configuration changed: adopt_client binds the new one
             return {**client, "client_secret": config.client_secret}
+        if client.get("via") == "cimd" and client["client_id"] != config.client_metadata_url:
+            return None
         if (for_authorization and client.get("via") == "dcr"
                 and config.grant == "authorization_code"
                 and client.get("redirect_uri") != config.redirect_uri):

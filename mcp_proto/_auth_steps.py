@@ -124,11 +124,12 @@ def registration_body(config: AuthConfig, meta: dict[str, Any],
     return body
 
 
-def parse_registration(response: AuthResponse, url: str,
-                       redirect_uri: str) -> dict[str, Any]:
+def parse_registration(response: AuthResponse, url: str, redirect_uri: str,
+                       requested: str = "none") -> dict[str, Any]:
     """The client record of a registration answer (RFC 7591 section 3.2.1).  Raises
     :class:`RegistrationError` for a refusal, no ``client_id``, a method this client does not
-    implement, or a secret method without a secret."""
+    implement, or a secret method without a secret.  ``requested`` is the method asked for
+    (what an answer that names none assigned)."""
     doc = response.json_object()
     where = safe_url(url)
     if response.status not in (200, 201) or doc is None:
@@ -138,8 +139,11 @@ def parse_registration(response: AuthResponse, url: str,
                                 + (f": {description}" if description else ""),
                                 error, description)
     client_id = doc.get("client_id")
-    method = doc.get("token_endpoint_auth_method", "none")
     secret = doc.get("client_secret")
+    # Left out: what was asked for stands (RFC 7591 section 3.2.1); with a secret and
+    # nothing asked, RFC 7591 section 2's default.
+    method = doc.get("token_endpoint_auth_method",
+                     "client_secret_basic" if requested == "none" and secret else requested)
     if not isinstance(client_id, str) or not client_id:
         raise RegistrationError(f"registration at {where} gave no client_id")
     if method not in _REGISTERED_METHODS:
@@ -167,11 +171,12 @@ def check_callback(url: str, *, redirect_uri: str, state: str, issuer: str | Non
         got_port, want_port = got.port, want.port
     except ValueError:
         raise CallbackRejected("the callback URL is malformed") from None
+    loopback = (want.hostname or "").lower() in ("127.0.0.1", "::1", "localhost")
     same = ((got.scheme.lower(), (got.hostname or "").lower(), got.path or "/")
             == (want.scheme.lower(), (want.hostname or "").lower(), want.path or "/")
             # RFC 8252 section 7.3: a loopback redirect URI registered without a port
-            # accepts any port.
-            and (want_port is None or got_port == want_port))
+            # accepts any port (and only a loopback one).
+            and (got_port == want_port or (loopback and want_port is None)))
     if not same:
         raise CallbackRejected(f"the callback is for {safe_url(url)}, not the redirect URI "
                                f"{safe_url(redirect_uri)}")

@@ -177,6 +177,12 @@ def parse_auth_url(url: str, *, what: str) -> AuthUrl:
                    raw=url)
 
 
+#: DNS limits (RFC 1035 section 2.3.4): a resolver refuses longer names and labels with an
+#: error that is not a network one, so they are refused here, named.
+MAX_HOST_LENGTH = 253
+MAX_LABEL_LENGTH = 63
+
+
 def _split_netloc(netloc: str, scheme: str, what: str, url: str) -> tuple[str, int]:
     if netloc.startswith("["):
         close = netloc.find("]")
@@ -202,7 +208,12 @@ def _split_netloc(netloc: str, scheme: str, what: str, url: str) -> tuple[str, i
         if not set(host) <= _HOST_CHARS:
             raise _refuse(what, url, "its host has characters other than letters, digits, "
                                      "'-', '.' and '_'")
-        if _numeric_label(host.rstrip(".").rpartition(".")[2]):
+        labels = host.rstrip(".").split(".")
+        if len(host) > MAX_HOST_LENGTH or any(not 0 < len(label) <= MAX_LABEL_LENGTH
+                                              for label in labels):
+            raise _refuse(what, url, "its host name has an empty or over-long label "
+                                     "(RFC 1035)")
+        if _numeric_label(labels[-1]):
             try:
                 ipaddress.IPv4Address(host)
             except ValueError:
@@ -227,14 +238,33 @@ def _numeric_label(label: str) -> bool:
     return label.isdigit()
 
 
+#: IPv6 prefixes that carry an IPv4 address (and reach it): NAT64 (RFC 6052, and the
+#: local-use 64:ff9b:1::/48 of RFC 8215) and IPv4-translated addresses in the low 32 bits,
+#: 6to4 (RFC 3056) in bits 16-48.  Classified as the IPv4 address they reach.
+_LOW32_PREFIXES = tuple(ipaddress.IPv6Network(n) for n in
+                        ("64:ff9b::/96", "64:ff9b:1::/48", "::ffff:0:0:0/96"))
+_SIX_TO_FOUR = ipaddress.IPv6Network("2002::/16")
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if any(address in net for net in _LOW32_PREFIXES):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address in _SIX_TO_FOUR:
+        return ipaddress.IPv4Address((int(address) >> 80) & 0xFFFFFFFF)
+    return None
+
+
 def address_zone(host: str) -> str:
     """The zone of ``host`` (an IP literal, bracketed or not, or a name): ``"loopback"``
     (127/8, ::1, ``localhost``, ``*.localhost``), ``"metadata"`` (cloud metadata services),
     ``"unspecified"`` (0.0.0.0/8, ::), ``"multicast"``, ``"link-local"`` (169.254/16,
     fe80::/10), ``"private"`` (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, and every
     other address that is not globally reachable: reserved, broadcast, documentation...),
-    ``"public"``, or ``"name"`` for any other DNS name.  IPv4-mapped IPv6 addresses are
-    classified as their IPv4 address.  Raises nothing."""
+    ``"public"``, or ``"name"`` for any other DNS name.  IPv6 addresses that carry an IPv4
+    one (mapped, NAT64, translated, 6to4) are classified as that IPv4 address.  Raises
+    nothing."""
     text = host.strip().lower()
     if text.startswith("[") and text.endswith("]"):
         text = text[1:-1]
@@ -248,8 +278,9 @@ def address_zone(host: str) -> str:
     if isinstance(address, ipaddress.IPv6Address):
         if address.scope_id is not None:
             address = ipaddress.IPv6Address(text.partition("%")[0])
-        if address.ipv4_mapped is not None:
-            address = address.ipv4_mapped
+        embedded = _embedded_ipv4(address)
+        if embedded is not None:
+            address = embedded
     if address in _METADATA:
         return "metadata"
     if address.is_unspecified or (address.version == 4 and address in _THIS_NETWORK):
@@ -269,21 +300,31 @@ def address_zone(host: str) -> str:
     return "private"  # reserved, broadcast, shared, documentation, benchmarking...
 
 
+#: Which address zones an auth exchange may reach, by the zone of the MCP server's own
+#: address (R7): public addresses always; private ones from a server on a private network
+#: or on this machine; this machine's own only from a server on this machine; link-local
+#: only from a link-local server.  Cloud metadata services, unspecified and multicast
+#: addresses never: no MCP deployment needs its authorization server there.
+ALLOWED_ZONES: dict[str, frozenset[str]] = {
+    "public": frozenset({"public"}),
+    "private": frozenset({"public", "private"}),
+    "loopback": frozenset({"public", "private", "loopback"}),
+    "link-local": frozenset({"public", "link-local"}),
+    "metadata": frozenset({"public"}),
+    "unspecified": frozenset({"public"}),
+    "multicast": frozenset({"public"}),
+    "name": frozenset({"public"}),
+}
+
+
 def address_allowed(address: str, mcp_zone: str) -> bool:
     """Whether the flow may connect to ``address`` (a resolved IP literal) for an MCP server
-    whose own address is in ``mcp_zone`` (an :func:`address_zone` value).  Never the
-    unspecified or a multicast address; anything else when the MCP server is itself loopback
-    or private (a local server may use a local authorization server); otherwise public
-    addresses only.  A host name (zone ``"name"``) is not an address and is refused: resolve
-    it first.  Raises ValueError for an unknown ``mcp_zone``."""
+    whose own address is in ``mcp_zone`` (an :func:`address_zone` value): see
+    :data:`ALLOWED_ZONES`.  A host name (zone ``"name"``) is not an address and is refused:
+    resolve it first.  Raises ValueError for an unknown ``mcp_zone``."""
     if mcp_zone not in _ZONES:
         raise ValueError(f"unknown address zone {mcp_zone!r}")
-    zone = address_zone(address)
-    if zone in ("unspecified", "multicast", "name"):
-        return False
-    if mcp_zone in ("loopback", "private"):
-        return True
-    return zone == "public"
+    return address_zone(address) in ALLOWED_ZONES[mcp_zone]
 
 
 def check_url(url: str, *, what: str, mcp_zone: str, allow_http: bool = False) -> AuthUrl:

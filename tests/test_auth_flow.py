@@ -61,6 +61,7 @@ from mcp_proto._auth_flow import (
     SaveRecord,
 )
 from mcp_proto._auth_jwt import b64url, b64url_decode, decode_unverified
+from mcp_proto._auth_steps import check_callback
 
 MCP = "http://127.0.0.1:8000/mcp"
 MCP_ORIGIN = "http://127.0.0.1:8000"
@@ -707,7 +708,7 @@ def test_authorization_deadline_is_the_user_steps() -> None:
     flow = make_flow(AuthConfig(authorization_timeout=120.0))
     redirect = until_redirect(flow, world)
     assert redirect.deadline == T0 + 120.0
-    assert flow.next_deadline() == T0 + 120.0 and flow.user_wait_until == T0 + 120.0
+    assert flow.next_deadline() == T0 + 120.0
     assert "AT-" not in repr(redirect) and redirect.url not in repr(redirect)
 
 
@@ -1839,7 +1840,7 @@ def test_authorization_timeout_is_authorization_denied() -> None:
     # 46d966f: a timeout is not the user's refusal, so the base AuthorizationError
     assert isinstance(flow.error, AuthorizationError) and not flow.busy
     assert "60 s" in str(flow.error)
-    assert flow.next_deadline() is None and flow.user_wait_until is None
+    assert flow.next_deadline() is None
     flow.receive_callback(world.approve(redirect), now=T0 + 61)  # too late: ignored
     assert flow.exchanges_to_start() == [] and flow.tokens is None
 
@@ -2109,7 +2110,9 @@ class FlowMachine(RuleBasedStateMachine):
         assert kind in ("retry", "nonce", "refresh", "authorize", "step_up", "ignore",
                         "failed")
         if was_busy:
-            assert kind not in ("ignore", "failed") or status == 403
+            # a challenge that is not OAuth's (Basic) fails at once: R19
+            assert kind not in ("ignore", "failed") or status == 403 \
+                or www.startswith("Basic")
             assert self.flow.exchanges_to_start() == []
         if kind == "failed":
             assert self.flow.error is not None
@@ -2209,3 +2212,118 @@ class FlowMachine(RuleBasedStateMachine):
 TestFlowMachine = FlowMachine.TestCase
 TestFlowMachine.settings = settings(max_examples=40, stateful_step_count=30, deadline=None,
                                     suppress_health_check=[HealthCheck.too_slow])
+
+
+def test_a_basic_challenge_does_not_start_oauth() -> None:
+    # Review P2 (R19): a proxy asking for Basic is not an OAuth server: nothing is
+    # discovered, registered or opened in a browser.
+    world = standard_world()
+    flow = make_flow()
+    assert flow.on_challenge(401, ['Basic realm="proxy"'], None, 0, T0) == "failed"
+    assert isinstance(flow.error, AuthorizationRequired) and "basic" in str(flow.error)
+    assert flow.exchanges_to_start() == [] and world.log == []
+    assert flow.on_challenge(403, ['Basic realm="proxy"'], None, 0, T0) == "ignore"
+
+
+def test_an_answer_to_an_earlier_user_step_is_ignored() -> None:
+    # Review B5: a handler that outlived its attempt cannot answer (or fail) the next one.
+    world = standard_world()
+    flow = make_flow(AuthConfig(authorization_timeout=10))
+    first = until_redirect(flow, world)
+    flow.handle_timeout(T0 + 11)
+    assert not flow.busy
+    second = until_redirect(flow, world, now=T0 + 12)
+    assert second.attempt == first.attempt + 1
+    flow.callback_failed("no callback within 300 s", now=T0 + 13, attempt=first.attempt)
+    flow.receive_callback(world.approve(first), now=T0 + 13, attempt=first.attempt)
+    assert flow.state == "authorize" and flow.exchanges_to_start() == []
+    flow.receive_callback(world.approve(second), now=T0 + 14, attempt=second.attempt)
+    world.serve(flow, T0 + 14)
+    assert flow.error is None and flow.generation == 1
+
+
+def test_a_refresh_keeps_the_stored_resource_of_an_earlier_run() -> None:
+    # Review B7: a later run (no resource metadata fetched) refreshes with the resource the
+    # tokens were issued for, and keeps it for the next refresh.
+    world = standard_world()
+    world.refresh_tokens.append("RT-old")
+    record = record_for(AS, client_id="c", meta=as_meta(AS))
+    record["issuers"][AS]["resource"] = MCP_ORIGIN  # an origin-only PRM resource
+    flow = make_flow(record=record)
+    flow.on_challenge(401, [CHALLENGE], None, flow.generation, T0)  # refresh on a 401
+    world.serve(flow, T0)
+    assert flow.error is None and flow.tokens is not None
+    assert flow.tokens.expires_at is not None
+    at = flow.tokens.expires_at - WALL - REFRESH_SKEW
+    flow.start_refresh(at)  # then one before expiry
+    world.serve(flow, at)
+    assert flow.error is None and flow.generation == 2
+    refreshes = [r.form["resource"] for r in token_requests(world)]
+    assert refreshes == [MCP_ORIGIN, MCP_ORIGIN]
+
+
+def test_a_refresh_already_done_by_another_process_is_taken_not_repeated() -> None:
+    # Review P1: the store holds a newer refresh token than the one about to be used.
+    flow, world = authorized_flow()
+    assert flow.tokens is not None and flow.tokens.expires_at is not None
+    at = flow.tokens.expires_at - WALL - REFRESH_SKEW
+    flow.start_refresh(at)
+    other = record_for(AS, client_id="client-1@9000", access="AT-other", refresh="RT-other")
+    other["issuers"][AS]["tokens"]["expires_at"] = WALL + at + 3600
+    assert flow.offer_record(other, now=at)
+    assert not flow.busy and bearer(flow, at) == "AT-other"
+    assert flow.exchanges_to_start() == [] and len(token_requests(world)) == 1
+    # the same refresh token (nobody refreshed): the refresh goes out as planned
+    flow2, _world2 = authorized_flow()
+    assert flow2.tokens is not None and flow2.tokens.expires_at is not None
+    at2 = flow2.tokens.expires_at - WALL - REFRESH_SKEW
+    flow2.start_refresh(at2)
+    assert not flow2.offer_record(None, now=at2) and flow2.busy
+
+
+def test_a_changed_preregistered_client_id_is_used_not_the_stored_one() -> None:
+    # Review P3: a new app registration in the configuration wins over the record.
+    world = World()
+    world.add_prm(PRM_HEADER)
+    world.add_as(token_endpoint_auth_methods_supported=["client_secret_post"])
+    first = make_flow(AuthConfig(client_id="old-id", client_secret="old"))
+    authorize(first, world)
+    record = [e for e in drain(first) if isinstance(e, SaveRecord)]
+    stored = record[-1].record if record else None
+    second = make_flow(AuthConfig(client_id="new-id", client_secret="new"), record=stored)
+    authorize(second, world, now=T0 + 100)
+    assert token_requests(world)[-1].form["client_id"] == "new-id"
+
+
+def test_a_registration_answer_without_a_method_keeps_the_secret() -> None:
+    # Review P4: RFC 7591 section 2: no method named and a secret given: client_secret_basic
+    world = World()
+    world.add_prm(PRM_HEADER)
+    world.add_as()
+    world.registration = {"client_secret": "from-registration"}
+
+    def register(req: Req) -> bytes:
+        return response(201, {"client_id": "c-nomethod", "client_secret": "from-registration"})
+
+    world.routes[f"{AS}/register"] = register
+    flow = make_flow()
+    authorize(flow, world)
+    [token] = token_requests(world)
+    assert token.headers.get("authorization", "").startswith("Basic ")
+
+
+@pytest.mark.parametrize("url", ["http://x.example/client.json", "https://x.example",
+                                 "https://x.example/", "https://x.example/c#f", "garbage"])
+def test_a_client_metadata_url_must_be_https_with_a_path(url: str) -> None:
+    with pytest.raises(ValueError, match="client_metadata_url"):
+        AuthConfig(client_metadata_url=url)
+
+
+def test_the_port_wildcard_is_for_loopback_redirect_uris_only() -> None:
+    assert check_callback("http://127.0.0.1:5555/cb?state=s&code=c",
+                          redirect_uri="http://127.0.0.1/cb", state="s", issuer=AS,
+                          iss_advertised=False) == "c"
+    with pytest.raises(CallbackRejected):
+        check_callback("https://app.example:8443/cb?state=s&code=c",
+                       redirect_uri="https://app.example/cb", state="s", issuer=AS,
+                       iss_advertised=False)

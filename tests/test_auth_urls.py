@@ -149,10 +149,18 @@ def test_address_zone(host: str, zone: str) -> None:
     ("10.0.0.1", "link-local", False),
     ("127.0.0.1", "loopback", True),
     ("10.0.0.1", "loopback", True),
-    ("169.254.169.254", "loopback", True),
+    ("169.254.169.254", "loopback", False),  # metadata services: never
+    ("fd00:ec2::254", "private", False),
     ("8.8.8.8", "loopback", True),
     ("10.0.0.1", "private", True),
-    ("127.0.0.1", "private", True),
+    ("127.0.0.1", "private", False),  # this machine: only from a server on it
+    ("169.254.1.1", "loopback", False),
+    ("169.254.1.1", "link-local", True),
+    ("64:ff9b::a9fe:a9fe", "loopback", False),  # NAT64 of 169.254.169.254
+    ("64:ff9b::a00:1", "public", False),  # NAT64 of 10.0.0.1
+    ("64:ff9b::808:808", "public", True),  # NAT64 of 8.8.8.8
+    ("2002:7f00:1::1", "public", False),  # 6to4 of 127.0.0.1
+    ("::ffff:0:a9fe:a9fe", "loopback", False),  # IPv4-translated 169.254.169.254
     ("0.0.0.0", "loopback", False),
     ("::", "private", False),
     ("224.0.0.1", "loopback", False),
@@ -178,12 +186,11 @@ def test_address_allowed_unknown_zone() -> None:
     ("http://127.0.0.1", "loopback", False),
     ("http://127.0.0.1:9000/token", "loopback", False),
     ("http://localhost:3000/authorize", "loopback", False),
-    ("http://app.localhost/", "private", False),
+    ("http://app.localhost/", "loopback", False),
     ("http://[::1]:8080/", "loopback", False),
     ("http://as.example/x", "public", True),
     ("http://10.0.0.5/x", "private", True),
     ("https://10.0.0.5/x", "private", False),
-    ("https://169.254.169.254/", "loopback", False),
     ("https://8.8.8.8/", "public", False),
 ])
 def test_check_url_accepts(url: str, mcp_zone: str, allow_http: bool) -> None:
@@ -202,6 +209,10 @@ def test_check_url_accepts(url: str, mcp_zone: str, allow_http: bool) -> None:
     ("http://127.0.0.1/", "public", False),
     ("http://localhost/", "public", False),
     ("https://0.0.0.0/", "loopback", False),
+    ("https://169.254.169.254/", "loopback", False),
+    ("http://app.localhost/", "private", False),
+    ("https://a..example/t", "public", False),
+    ("https://" + "a" * 64 + ".example/t", "public", False),
     ("https://224.0.0.1/", "private", False),
     ("javascript:alert(1)", "loopback", True),
     ("file:///etc/passwd", "loopback", True),

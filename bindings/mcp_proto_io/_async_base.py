@@ -685,6 +685,7 @@ class HttpPump(AsyncPump):
         self.target = self.http.url
         self.queued: list[HttpExchange] = []  # over MAX_HTTP_EXCHANGES, waiting their turn
         self.running = 0
+        self.redirect_task: TaskHandle | None = None  # the user step's handler
 
     def _deadline(self) -> float | None:
         return self.http.next_deadline()
@@ -726,20 +727,39 @@ class HttpPump(AsyncPump):
             self._start_auth(ax)
         while (event := flow.next_event()) is not None:
             if isinstance(event, SaveRecord):
-                try:
-                    setup.save(event.key, event.record)
-                except AuthorizationError as exc:
-                    print(f"mcp-proto: tokens not saved: {exc}", file=sys.stderr)
+                self._save(event)
             elif isinstance(event, RedirectRequired):
-                self.spawn("mcp-proto-redirect",
-                           lambda ev=event: self._redirect(ev))  # type: ignore[misc]
+                stale = self.redirect_task
+                if stale is not None:
+                    stale.cancel()
+                    setup.close()  # an earlier step's handler still waits: let it go
+                self.redirect_task = self.spawn(
+                    "mcp-proto-redirect", lambda ev=event: self._redirect(ev))  # type: ignore[misc]
+
+    def _save(self, event: SaveRecord) -> None:
+        """Save a record off the loop (the file store fsyncs, and may wait for another
+        process's lock); the setup keeps the newest if two land out of order."""
+        setup = self.auth
+        assert setup is not None
+        flow = self.http.auth
+
+        def done(_value: Any, error: BaseException | None) -> None:
+            if error is not None:
+                print(f"mcp-proto: tokens not saved: {error}", file=sys.stderr)
+
+        run_in_daemon_thread(
+            lambda: setup.save(event.key, event.record, event.serial, flow), done)
 
     def _start_auth(self, ax: AuthExchange) -> None:
         """Carry an auth exchange in a daemon thread; its answer comes back on this loop
         (:meth:`_auth_result`) even after a close, with no task to cancel in between: a
         refresh the authorization server already answered must still be saved."""
         setup = self.auth
-        assert setup is not None
+        flow = self.http.auth
+        assert setup is not None and flow is not None
+        if setup.reload_for_refresh(flow, ax):  # another process refreshed already
+            self._after()
+            return
         context = cast("AsyncHttpClientBase", self.client)._ssl_context
         token = self.rt.token()
 
@@ -761,8 +781,7 @@ class HttpPump(AsyncPump):
             # server already rotated must still be saved (the old refresh token is dead).
             while (event := flow.next_event()) is not None:
                 if isinstance(event, SaveRecord):
-                    with contextlib.suppress(AuthorizationError):
-                        setup.save(event.key, event.record)
+                    self._save(event)
             return
         try:
             self._after()
@@ -786,9 +805,11 @@ class HttpPump(AsyncPump):
                     url = str(await self.rt.to_thread(lambda: redirect(event.url)))
             except Exception as exc:  # the host's handler: its failure fails the waiters
                 error = redirect_failure(exc)
+        if self.redirect_task is not None and self.rt.is_current(self.redirect_task):
+            self.redirect_task = None
         if self.closing:
             return
-        deliver_callback(flow, url, error, time.monotonic())
+        deliver_callback(flow, url, error, time.monotonic(), event.attempt)
         self._after()
 
     def _exchange_ended(self) -> None:
@@ -820,6 +841,8 @@ class HttpPump(AsyncPump):
     def close(self) -> None:
         if not self.closing:
             self.delete = self.http.close_exchange()  # L-11: end the session politely
+            if self.auth is not None:
+                self.auth.close()  # the loopback listener, if one waits
         super().close()
 
 

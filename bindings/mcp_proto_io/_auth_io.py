@@ -71,6 +71,8 @@ def run_auth_exchange(ex: AuthExchange, allowed: Callable[[str], bool],
         addresses = _resolve(url.host, url.port, deadline)
     except OSError as exc:
         return f"cannot resolve {url.host}: {exc.strerror or exc}"
+    except (UnicodeError, ValueError) as exc:  # a name the resolver refuses outright
+        return f"cannot resolve {url.host}: {exc}"
     refused = [a for a in addresses if not allowed(a)]
     usable = [a for a in addresses if allowed(a)]
     if refused:  # one bad address is enough to distrust the name (rebinding)
@@ -134,26 +136,20 @@ def redirect_failure(exc: Exception) -> AuthorizationError | str:
 
 
 def deliver_callback(flow: OAuthFlow, url: str | None, error: AuthorizationError | str | None,
-                     now: float) -> None:
-    """Give the flow the handler's callback URL, or why there is none."""
+                     now: float, attempt: int) -> None:
+    """Give the flow the handler's callback URL for user step ``attempt``, or why there is
+    none (an answer to an earlier step is ignored by the flow)."""
     if url is not None:
-        flow.receive_callback(url, now=now)
+        flow.receive_callback(url, now=now, attempt=attempt)
     else:
-        flow.callback_failed(error or AuthorizationRequired(NO_REDIRECT), now=now)
+        flow.callback_failed(error or AuthorizationRequired(NO_REDIRECT), now=now,
+                             attempt=attempt)
 
 
-def _mcp_zone(url: str) -> str:
-    """The address zone of the MCP server's host (resolved when it is a name)."""
-    host = urlsplit(url).hostname or ""
-    zone = address_zone(host)
-    if zone != "name":
-        return zone
-    try:
-        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
-    except OSError:
-        return "public"  # unresolvable: the strictest rule
-    zones = {address_zone(str(info[4][0])) for info in infos}
-    return "public" if "public" in zones or not zones else sorted(zones)[0]
+#: How strict each zone's rule is (lower: stricter).  When the MCP server was reached at
+#: addresses of several zones, the strictest one applies.
+_STRICTNESS = {"public": 0, "metadata": 0, "unspecified": 0, "multicast": 0, "name": 0,
+               "link-local": 1, "private": 2, "loopback": 3}
 
 
 class AuthSetup:
@@ -166,8 +162,10 @@ class AuthSetup:
         self.url = url
         self.store: TokenStore = auth.token_store()
         self._redirect_uri: str | None = None
-        self._zone: str | None = None
+        self._zone: str | None = None  # of the addresses the MCP connections really used
         self._authorizations: list[float] = []  # shared by this client's flows
+        self._save_lock = threading.Lock()
+        self._saved: dict[int, int] = {}  # id(flow) -> the newest serial saved
 
     @property
     def redirect(self) -> Any:
@@ -180,21 +178,27 @@ class AuthSetup:
         config: AuthConfig = self.auth.auth_config(self._redirect_uri or None)
         return config
 
+    def observe_peer(self, address: str) -> None:
+        """An MCP connection reached the server at ``address``.  The zone of the addresses
+        actually used decides what the auth exchanges may reach (never a second DNS answer,
+        which a rebinding server controls); it only ever gets stricter."""
+        zone = address_zone(address)
+        if zone == "name":
+            return
+        if self._zone is None or _STRICTNESS[zone] < _STRICTNESS[self._zone]:
+            self._zone = zone
+
     def quick_zone(self) -> str:
-        """The MCP server's address zone without resolving anything: known, or the zone of
-        an IP literal or ``localhost``, else ``public`` (the strictest) until
-        :meth:`address_allowed` resolved the name in a thread."""
+        """The MCP server's address zone: the strictest of the addresses its connections
+        used, else that of an IP literal or ``localhost`` URL host, else ``public``."""
         if self._zone is not None:
             return self._zone
         zone = address_zone(urlsplit(self.url).hostname or "")
         return "public" if zone == "name" else zone
 
     def address_allowed(self, address: str) -> bool:
-        """Whether an auth exchange may connect to ``address``.  Blocking (it resolves the
-        MCP server's host once): call it where the exchange runs, not on an event loop."""
-        if self._zone is None:
-            self._zone = _mcp_zone(self.url)
-        return address_allowed(address, self._zone)
+        """Whether an auth exchange may connect to ``address`` (a resolved IP)."""
+        return address_allowed(address, self.quick_zone())
 
     def new_flow(self) -> OAuthFlow:
         """Raises :class:`TokenStoreError` when the store is unsafe to read.  Never blocks on
@@ -206,6 +210,36 @@ class AuthSetup:
                          mcp_zone=self.quick_zone(), record=self.store.load(key),
                          authorizations=self._authorizations)
 
-    def save(self, key: str, record: dict[str, Any]) -> None:
-        self.store.save(key, record)
+    def save(self, key: str, record: dict[str, Any], serial: int = 0,
+             source: object = None) -> None:
+        """Write a flow's record; from any thread.  A snapshot older than one of the same
+        flow already written is dropped (two threads may deliver them out of order).  Raises
+        :class:`TokenStoreError` when the store cannot be written safely."""
+        with self._save_lock:
+            last = self._saved.get(id(source), 0)
+            if serial and serial <= last:
+                return
+            self.store.save(key, record)
+            if serial:
+                self._saved[id(source)] = serial
+
+    def reload_for_refresh(self, flow: OAuthFlow, ex: AuthExchange) -> bool:
+        """Before a refresh request goes out: give the flow what the store holds now (another
+        process may have refreshed already: a rotated refresh token is good once).  True:
+        the flow took those tokens and the exchange must not be carried."""
+        if ex.purpose != "refresh":
+            return False
+        try:
+            record = self.store.load(flow.key)
+        except AuthorizationError:
+            return False
+        return flow.offer_record(record, now=time.monotonic())
+
+    def close(self) -> None:
+        """The client closed: a redirect handler holding a resource (the loopback listener)
+        lets it go."""
+        close = getattr(self.redirect, "close", None)
+        if callable(close):
+            with contextlib.suppress(Exception):
+                close()
 

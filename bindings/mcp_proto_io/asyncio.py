@@ -432,6 +432,10 @@ class _HttpConnection(_Timer, HttpPump):
         transport, _ = await asyncio.wait_for(self.loop.create_connection(
             protocol, host, target.port, ssl=context,
             server_hostname=host if context is not None else None), CONNECT_TIMEOUT)
+        if self.auth is not None:  # where the server really is decides the auth rules
+            peer = transport.get_extra_info("peername")
+            if peer:
+                self.auth.observe_peer(str(peer[0]))
         return transport
 
     def _start_exchange(self, ex: HttpExchange) -> None:

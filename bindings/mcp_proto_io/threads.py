@@ -35,6 +35,7 @@ from mcp_proto import (
     AuthExchange,
     AuthorizationError,
     AuthorizationRequired,
+    AuthResponse,
     AuthStatus,
     CallToolResult,
     ClientSession,
@@ -958,6 +959,9 @@ class _Pool:
         self.idle: list[socket.socket] = []
         self.lock = threading.Lock()
         self.closed = False
+        self.observer: Callable[[str], None] | None = None
+        """Told the peer address of each new connection (the authorization flow's rules
+        depend on where the server really is)."""
 
     def acquire(self) -> socket.socket:
         """An idle connection still open, or a new one.  Raises ``OSError``."""
@@ -976,6 +980,8 @@ class _Pool:
         host = self.target.host.strip("[]")
         sock = socket.create_connection((host, self.target.port), timeout=CONNECT_TIMEOUT)
         try:
+            if self.observer is not None:
+                self.observer(str(sock.getpeername()[0]))
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self.target.scheme == "https":
                 context = self.ssl_context or ssl.create_default_context()
@@ -1018,6 +1024,9 @@ class _HttpConnection(_Pump):
         self.aborts: list[int] = []  # under self.lock
         self.sockets: dict[int, socket.socket] = {}  # running exchanges, under self.lock
         self.pool = _Pool(self.http.url, client._ssl_context)
+        if setup is not None:
+            self.pool.observer = setup.observe_peer
+        self._redirect_thread: threading.Thread | None = None
         self._local = threading.local()
         self.workers = ThreadPoolExecutor(MAX_HTTP_EXCHANGES, thread_name_prefix="mcp-proto-http")
         self._closing = False
@@ -1087,14 +1096,19 @@ class _HttpConnection(_Pump):
         for event in events:
             if isinstance(event, SaveRecord):
                 try:
-                    setup.save(event.key, event.record)
+                    setup.save(event.key, event.record, event.serial, self.http.auth)
                 except AuthorizationError as exc:
                     self._auth_note(f"tokens not saved: {exc}")
             elif isinstance(event, RedirectRequired):
+                stale = self._redirect_thread
+                if stale is not None and stale.is_alive():
+                    setup.close()  # an earlier step's handler still waits: let it go
                 # Its own daemon thread: the user may take minutes, and close() must not
                 # wait for them (the flow's deadline fails the waiting calls anyway).
-                threading.Thread(target=self._redirect, args=(event,), daemon=True,
-                                 name="mcp-proto-redirect").start()
+                thread = threading.Thread(target=self._redirect, args=(event,), daemon=True,
+                                          name="mcp-proto-redirect")
+                self._redirect_thread = thread
+                thread.start()
         for ax in exchanges:
             # A daemon thread, not a worker: close() must not wait for a slow authorization
             # server, and a refresh answered after close() is still saved (_run_auth).
@@ -1109,8 +1123,20 @@ class _HttpConnection(_Pump):
         assert flow is not None
         setup = self.auth
         assert setup is not None
-        result = run_auth_exchange(ax, setup.address_allowed,
-                                   cast("HttpClient", self.client)._ssl_context)
+        with self.lock:
+            withdrawn = setup.reload_for_refresh(flow, ax)
+            if withdrawn:
+                self._queue_output_locked()
+                events = self._drain_locked()
+        if withdrawn:  # another process refreshed already: its tokens are in use
+            self._dispatch(events)
+            self._flush()
+            return
+        try:
+            result: AuthResponse | str = run_auth_exchange(
+                ax, setup.address_allowed, cast("HttpClient", self.client)._ssl_context)
+        except Exception as exc:  # a bug must fail the waiting calls, not strand them
+            result = f"the exchange failed: {exc!r}"
         with self.lock:
             flow.mcp_zone = setup.quick_zone()  # resolved by now
             flow.receive_exchange_result(ax.id, result, now=time.monotonic())
@@ -1138,7 +1164,7 @@ class _HttpConnection(_Pump):
             except Exception as exc:  # the host's handler: its failure fails the waiters
                 error = redirect_failure(exc)
         with self.lock:
-            deliver_callback(flow, url, error, time.monotonic())
+            deliver_callback(flow, url, error, time.monotonic(), event.attempt)
             self._queue_output_locked()
             events = self._drain_locked()
             self.cond.notify()
@@ -1247,6 +1273,8 @@ class _HttpConnection(_Pump):
         self.workers.shutdown(wait=not getattr(self._local, "worker", False),
                               cancel_futures=True)
         self.pool.close()
+        if self.auth is not None:
+            self.auth.close()  # the loopback listener, if one waits
         if self.service is not threading.current_thread():
             self.service.join(5.0)
         if self._executor is not None:

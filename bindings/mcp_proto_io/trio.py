@@ -440,6 +440,10 @@ class _HttpConnection(_Timer, HttpPump):
         host = target.host.strip("[]")
         with trio.fail_after(CONNECT_TIMEOUT):
             stream: trio.abc.Stream = await trio.open_tcp_stream(host, target.port)
+            if self.auth is not None:  # where the server really is decides the auth rules
+                with contextlib.suppress(OSError, AttributeError):
+                    peer = cast("trio.SocketStream", stream).socket.getpeername()
+                    self.auth.observe_peer(str(peer[0]))
             if target.scheme == "https":
                 context = self.client._ssl_context or ssl.create_default_context()
                 tls = trio.SSLStream(stream, context, server_hostname=host,
