@@ -30,6 +30,7 @@ from ._auth_jwt import Signer
 __all__ = [
     "DEFAULT_REDIRECT_URI",
     "GRANTS",
+    "HEADER_SAFE",
     "MAX_TOKEN_LIFETIME",
     "MIN_TOKEN_LIFETIME",
     "RECORD_VERSION",
@@ -51,11 +52,14 @@ GRANTS = ("authorization_code", "client_credentials", "jwt_bearer", "enterprise"
 MIN_TOKEN_LIFETIME = 1.0
 MAX_TOKEN_LIFETIME = 365 * 24 * 3600.0
 
+#: The format of the stored record; a record of another version is ignored (the flow starts
+#: empty rather than misreading it).
 RECORD_VERSION = 1
 
-#: A stored access token must be visible ASCII (it goes in a header); anything else is
-#: ignored as if nothing were stored.
-_HEADER_SAFE = re.compile(r"[\x21-\x7e]{1,16384}")
+#: What an access token may hold to go in an ``Authorization`` header: visible ASCII (RFC 6750
+#: b64token is narrower; real tokens are JWTs or opaque base64url).  Anything else would break
+#: every request it is put on: refused from a token endpoint, ignored in a stored record.
+HEADER_SAFE = re.compile(r"[\x21-\x7e]{1,16384}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +154,7 @@ class Tokens:
         expires = obj.get("expires_at")
         refresh = obj.get("refresh_token")
         scope = obj.get("scope")
-        if not isinstance(access, str) or not _HEADER_SAFE.fullmatch(access) \
+        if not isinstance(access, str) or not HEADER_SAFE.fullmatch(access) \
                 or not isinstance(kind, str):
             return None
         if isinstance(expires, bool) or not isinstance(expires, (int, float)):

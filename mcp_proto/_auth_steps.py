@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import hmac
 import math
-import re
 from base64 import b64encode
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
-from ._auth_config import MAX_TOKEN_LIFETIME, MIN_TOKEN_LIFETIME, AuthConfig, Tokens
+from ._auth_config import (
+    HEADER_SAFE,
+    MAX_TOKEN_LIFETIME,
+    MIN_TOKEN_LIFETIME,
+    AuthConfig,
+    Tokens,
+)
 from ._auth_errors import AuthorizationDenied, CallbackRejected, RegistrationError, TokenError
 from ._auth_exchange import AuthResponse
 from ._auth_jwt import Signer, client_assertion
@@ -30,6 +35,7 @@ from ._auth_jwt import Signer, client_assertion
 __all__ = [
     "ASSERTION_TYPE",
     "MAX_CALLBACK_URL",
+    "MAX_SHOWN_URL",
     "check_callback",
     "client_authentication",
     "oauth_error",
@@ -42,16 +48,13 @@ __all__ = [
     "str_list",
 ]
 
-#: Characters of a callback URL accepted (a browser's address bar holds far more, but an
-#: authorization response is a code, a state and an issuer).
+#: Characters of a callback URL accepted (rule R12): ``code``, ``state``, ``iss`` and an
+#: error description fit many times over; a pasted or redirected URL longer than this is
+#: refused.
 MAX_CALLBACK_URL = 8 * 1024
 
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
-#: What an access token may hold to go in an ``Authorization`` header: visible ASCII (RFC 6750
-#: b64token is narrower; real tokens are JWTs or opaque base64url).  Anything else would break
-#: every request it is put on.
-_HEADER_SAFE = re.compile(r"[\x21-\x7e]{1,16384}")
 _SCOPE_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F)) - {'"', "\\"}
 _REGISTERED_METHODS = ("none", "client_secret_basic", "client_secret_post")
 
@@ -81,13 +84,20 @@ def str_list(value: object) -> list[str] | None:
     return None
 
 
+#: Characters of a URL shown in a message (a server-chosen URL may be 8 KiB long).
+MAX_SHOWN_URL = 200
+
+
 def safe_url(url: str) -> str:
-    """A URL for a message: without its query (it may carry a secret)."""
+    """A URL for a message: without its query and user-info (they may carry a secret),
+    shortened to :data:`MAX_SHOWN_URL` characters."""
     try:
         parts = urlsplit(url)
-        return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+        netloc = parts.netloc.rpartition("@")[2]
+        shown = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
     except ValueError:
         return "(malformed URL)"
+    return shown if len(shown) <= MAX_SHOWN_URL else shown[:MAX_SHOWN_URL - 3] + "..."
 
 
 def oauth_error(response: AuthResponse) -> tuple[str | None, str | None]:
@@ -265,7 +275,7 @@ def parse_tokens(doc: dict[str, Any], *, what: str, dpop: bool, wall_now: float,
     Bearer (or DPoP, when ``dpop``)."""
     access = doc.get("access_token")
     kind = doc.get("token_type")
-    if not isinstance(access, str) or not _HEADER_SAFE.fullmatch(access):
+    if not isinstance(access, str) or not HEADER_SAFE.fullmatch(access):
         raise TokenError(f"the {what} has no usable access_token")
     if not isinstance(kind, str) or kind.lower() not in (
             ("bearer", "dpop") if dpop else ("bearer",)):

@@ -41,7 +41,7 @@ from ._auth_errors import (
     AuthorizationRequired,
     InsufficientScope,
 )
-from ._auth_flow import OAuthFlow
+from ._auth_flow import KINDS, OAuthFlow
 from ._errors import (
     ConnectionClosed,
     LocalProtocolError,
@@ -84,6 +84,10 @@ _ACCEPT = "application/json, text/event-stream"
 #: given fails the call with :class:`AuthorizationRejected`, it does not loop), a few
 #: step-ups, two plain retries (a newer token was already in use) and one DPoP nonce.
 AUTH_RETRY_LIMITS = {"retry": 2, "nonce": 1, "refresh": 1, "authorize": 1, "step_up": 3}
+
+#: Characters of a ``DPoP-Nonce`` kept: real nonces are a few dozen; it goes back in every
+#: proof, so a hostile one must not grow each request.
+MAX_DPOP_NONCE = 1024
 
 #: Seconds beyond the authorization flow's own deadline that the requests waiting on it
 #: keep: time for the replayed request to be answered.
@@ -157,7 +161,7 @@ class HttpExchange:
     method: str
     rpc_method: str
     request_id: int | None
-    data: bytes
+    data: bytes = field(repr=False)  # the request: it carries the Authorization header
     conn: h11.Connection = field(repr=False)
     status: int | None = None
     content_type: str = ""
@@ -539,7 +543,7 @@ class StreamableHttp:
                 if sum(map(len, ex.challenges)) < MAX_HEAD_SIZE:
                     ex.challenges.append(value.decode("latin-1"))
             elif name == b"dpop-nonce" and head.status_code == 401:
-                ex.dpop_nonce = value.decode("latin-1")[:1024]
+                ex.dpop_nonce = value.decode("latin-1")[:MAX_DPOP_NONCE]
             elif name == b"mcp-session-id" and ex.rpc_method == "initialize":
                 sid = value.decode("latin-1")
                 if sid and all(0x21 <= ord(c) <= 0x7E for c in sid):  # H-10
@@ -731,8 +735,7 @@ class StreamableHttp:
         ex.done = True
         self._exchanges.pop(ex.id, None)
         if ex.status in (401, 403) and self.auth is not None and self.auth.on_challenge(
-                ex.status, ex.challenges, ex.dpop_nonce, ex.auth_generation, now) in (
-                "retry", "nonce", "refresh", "authorize", "step_up"):
+                ex.status, ex.challenges, ex.dpop_nonce, ex.auth_generation, now) in KINDS:
             self.get_stream = "closed"  # opened again once authorized
             return
         if ex.status is None or ex.status >= 400 or ex.sse is None:

@@ -35,7 +35,9 @@ from types import TracebackType
 from typing import TextIO
 from urllib.parse import urljoin, urlsplit
 
+from mcp_proto._auth_config import DEFAULT_REDIRECT_URI
 from mcp_proto._auth_errors import AuthorizationError, UnsafeUrl
+from mcp_proto._auth_steps import MAX_CALLBACK_URL
 
 __all__ = [
     "CALLBACK_CONNECTION_TIMEOUT",
@@ -54,17 +56,9 @@ __all__ = [
     "redirect_uri_of",
 ]
 
-#: The redirect URI of a plain callable that says none: a loopback URI, which authorization
-#: servers accept for native clients with any port (RFC 8252 section 7.3).
-DEFAULT_REDIRECT_URI = "http://127.0.0.1/callback"
-
 #: 8 KiB for the authorization URL (rule R12).  The core builds it from a few parameters of
 #: bounded size; one longer than this was not built by it and is not opened.
 MAX_AUTHORIZATION_URL = 8 * 1024
-
-#: 8 KiB for a callback URL (rule R12): ``code``, ``state``, ``iss`` and an error description
-#: fit many times over; a pasted or redirected URL longer than this is refused.
-MAX_CALLBACK_URL = 8 * 1024
 
 #: 8 KiB for the head of one request to the loopback listener.  A browser's callback request
 #: (request line with the query, a dozen headers) is 1-3 KiB; a longer head is refused, so
@@ -492,7 +486,9 @@ class HeadlessRedirect:
 
     One ``GET`` with :mod:`http.client` (certificates verified against the default trust
     store), no redirect followed, :data:`HEADLESS_TIMEOUT` seconds per network operation,
-    the response body never read."""
+    the response body never read.  It plays the user's browser, which also goes wherever
+    the authorization URL says: the flow's address rules are not applied to it, so use it
+    only with authorization servers you trust (a test's, the suite's)."""
 
     def __repr__(self) -> str:
         return "<HeadlessRedirect>"

@@ -142,6 +142,11 @@ def _login(args: argparse.Namespace, out: TextIO, client_info: Implementation) -
                           client_info=client_info) as client:
             client.connect()
             status = client.auth_status
+            if status is not None and not status.authorized:
+                # Not challenged yet (a stateless server's discovery, or a server that
+                # protects only some methods): a request that needs authorization.
+                client.list_tools()
+                status = client.auth_status
     finally:
         if isinstance(redirect, LoopbackRedirect):
             redirect.close()
