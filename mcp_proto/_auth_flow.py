@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
-from urllib.parse import urlencode
 
 from ._auth_challenge import Challenge, oauth_challenge, parse_www_authenticate
 from ._auth_config import (
@@ -49,8 +48,28 @@ from ._auth_errors import (
 )
 from ._auth_events import AuthEvent, Authorized, AuthStatus, RedirectRequired, SaveRecord
 from ._auth_exchange import AuthExchange, AuthResponse
+from ._auth_grants import (
+    JWT_BEARER,
+    authorization_url,
+    idp_client,
+    scope_request,
+    token_exchange_form,
+    with_scope,
+)
 from ._auth_jwt import b64url, dpop_proof, pkce_pair
 from ._auth_record import AuthRecord
+from ._auth_states import (
+    AUTHORIZATION_WINDOW,
+    IDP_EXCHANGE,
+    JTI_BYTES,
+    KINDS,
+    MAX_AUTHORIZATIONS_PER_WINDOW,
+    MAX_STEP_UPS_PER_SCOPE,
+    REFRESH_SKEW,
+    STATE_BYTES,
+    TRANSITIONS,
+    VERIFIER_BYTES,
+)
 from ._auth_steps import (
     check_callback,
     client_authentication,
@@ -75,6 +94,7 @@ from ._auth_urls import (
 
 __all__ = [
     "AUTHORIZATION_WINDOW",
+    "KINDS",
     "MAX_AUTHORIZATIONS_PER_WINDOW",
     "MAX_STEP_UPS_PER_SCOPE",
     "REFRESH_SKEW",
@@ -86,68 +106,6 @@ __all__ = [
     "RedirectRequired",
     "SaveRecord",
 ]
-
-#: Seconds before expiry at which a token is refreshed instead of sent: a request must not
-#: arrive with a token that expires on the way (clocks differ by a few seconds).
-REFRESH_SKEW = 60.0
-
-#: Step-up authorizations for one set of scopes.  The spec says to retry "no more than a few
-#: times": a server that keeps answering 403 for scopes the user was just granted fails the
-#: call with :class:`InsufficientScope` instead of opening the browser forever.
-MAX_STEP_UPS_PER_SCOPE = 2
-
-#: Interactive authorizations per :data:`AUTHORIZATION_WINDOW` seconds on one connection: a
-#: server that refuses every fresh token must not open a browser on every call (the official
-#: SDKs bound retries only per request).  Beyond it, calls fail fast until ``reauthorize``.
-MAX_AUTHORIZATIONS_PER_WINDOW = 3
-AUTHORIZATION_WINDOW = 600.0
-
-#: Random bytes in ``state`` (RFC 9700 section 4.7: at least 128 bits) and in the PKCE
-#: verifier (RFC 7636 section 7.1: 256 bits gives a 43-character verifier).
-STATE_BYTES = 16
-VERIFIER_BYTES = 32
-JTI_BYTES = 16
-
-#: The purpose of the enterprise flow's first request (it carries no DPoP proof).
-IDP_EXCHANGE = "identity provider token exchange"
-_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-_TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
-_ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
-_ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
-
-#: (state, outcome) -> next state.  ``done`` ends the procedure with a new token.
-TRANSITIONS: dict[tuple[str, str], str] = {
-    ("idle", "challenge"): "prm",
-    ("idle", "step_up"): "client",
-    ("idle", "refresh"): "refresh",
-    ("prm", "found"): "as_metadata",
-    ("prm", "next"): "prm",
-    ("prm", "exhausted"): "legacy_metadata",
-    ("as_metadata", "found"): "client",
-    ("as_metadata", "next"): "as_metadata",
-    ("legacy_metadata", "found"): "client",
-    ("legacy_metadata", "missing"): "client",
-    ("client", "register"): "register",
-    ("client", "code"): "authorize",
-    ("client", "client_credentials"): "client_grant",
-    ("client", "jwt_bearer"): "assertion_grant",
-    ("client", "enterprise"): "idp_exchange",
-    ("register", "ok"): "client",
-    ("authorize", "callback"): "code_token",
-    ("code_token", "ok"): "done",
-    ("code_token", "nonce"): "code_token",
-    ("refresh", "ok"): "done",
-    ("refresh", "nonce"): "refresh",
-    ("refresh", "invalid"): "prm",
-    ("client_grant", "ok"): "done",
-    ("client_grant", "nonce"): "client_grant",
-    ("idp_exchange", "ok"): "assertion_grant",
-    ("assertion_grant", "ok"): "done",
-    ("assertion_grant", "nonce"): "assertion_grant",
-}
-
-#: What a request that met a challenge waits for: the kind of procedure it joined.
-KINDS = ("retry", "nonce", "refresh", "authorize", "step_up")
 
 
 def _unexpected(exc: Exception, state: str) -> AuthorizationError:
@@ -732,24 +690,10 @@ class OAuthFlow:
         return stored or self.key
 
     def _scope_request(self) -> list[str]:
-        meta = self._as_meta or {}
-        challenged = scope_tokens(None if self._challenge is None else self._challenge.get("scope"))
-        if challenged:
-            base = challenged
-        elif self._prm is not None and self._prm.scopes_supported:
-            base = scope_tokens(" ".join(self._prm.scopes_supported))
-        else:
-            base = []
-        wanted = scope_union(self._requested, base, scope_tokens(self.config.scope))
-        offered = str_list(meta.get("scopes_supported")) or []
-        grants = str_list(meta.get("grant_types_supported"))
-        if (self.config.offline_access and self.config.grant == "authorization_code"
-                and "offline_access" in offered
-                and (grants is None or "refresh_token" in grants)):
-            wanted = scope_union(wanted, ["offline_access"])
-        elif "offline_access" not in offered:
-            wanted = [s for s in wanted if s != "offline_access"]
-        return wanted
+        return scope_request(
+            self.config, self._as_meta or {},
+            None if self._challenge is None else self._challenge.get("scope"),
+            None if self._prm is None else self._prm.scopes_supported, self._requested)
 
     def _enter_authorize(self, now: float) -> None:
         meta = self._as_meta or {}
@@ -767,16 +711,11 @@ class OAuthFlow:
         scope = self._scope_request()
         self._requested = scope
         self._redirect_uri = self.config.redirect_uri
-        params = [("response_type", "code"), ("client_id", client["client_id"]),
-                  ("redirect_uri", self._redirect_uri), ("code_challenge", challenge),
-                  ("code_challenge_method", "S256"), ("state", self._state_value),
-                  ("resource", self._resource())]
-        if scope:
-            params.append(("scope", " ".join(scope)))
-            if "offline_access" in scope:
-                params.append(("prompt", "consent"))  # OpenID Connect needs it for refresh
-        query = urlencode(params)
-        url = endpoint.raw + ("&" if endpoint.query else "?") + query
+        url = authorization_url(endpoint.raw, bool(endpoint.query),
+                                client_id=client["client_id"],
+                                redirect_uri=self._redirect_uri, challenge=challenge,
+                                state=self._state_value, resource=self._resource(),
+                                scope=scope)
         self._authorizations.append(now)
         self._deadline = now + self.config.authorization_timeout
         self._attempt += 1
@@ -896,30 +835,17 @@ class OAuthFlow:
     # machine grants ---------------------------------------------------------------------------
 
     def _enter_client_grant(self, now: float) -> None:
-        form = {"grant_type": "client_credentials", "resource": self._resource()}
-        scope = self._scope_request()
-        self._requested = scope
-        if scope:
-            form["scope"] = " ".join(scope)
+        self._requested = self._scope_request()
+        form = with_scope({"grant_type": "client_credentials", "resource": self._resource()},
+                          self._requested)
         self._token_request("token", form, self._client(), now)
 
     def _enter_idp_exchange(self, now: float) -> None:
-        config = self.config
-        assert config.idp_token_endpoint is not None and config.idp_id_token is not None
-        form = {"grant_type": _TOKEN_EXCHANGE, "requested_token_type": _ID_JAG,
-                "audience": self.issuer or "", "resource": self._resource(),
-                "subject_token": config.idp_id_token, "subject_token_type": _ID_TOKEN}
-        scope = self._scope_request()
-        if scope:
-            form["scope"] = " ".join(scope)
-        idp_client = None
-        if config.idp_client_id is not None:
-            idp_client = {"client_id": config.idp_client_id,
-                          "client_secret": config.idp_client_secret,
-                          "method": "client_secret_basic" if config.idp_client_secret
-                          else "none"}
-        self._token_request(IDP_EXCHANGE, form, idp_client, now,
-                            url=config.idp_token_endpoint)
+        assert self.config.idp_token_endpoint is not None
+        form = token_exchange_form(self.config, audience=self.issuer or "",
+                                   resource=self._resource(), scope=self._scope_request())
+        self._token_request(IDP_EXCHANGE, form, idp_client(self.config), now,
+                            url=self.config.idp_token_endpoint)
 
     def _enter_assertion_grant(self, now: float) -> None:
         if self.config.grant == "enterprise":
@@ -927,14 +853,10 @@ class OAuthFlow:
         else:
             source = self.config.assertion
             assertion = source(self.issuer or "") if callable(source) else str(source)
-        form = {"grant_type": _JWT_BEARER, "assertion": assertion,
-                "resource": self._resource()}
-        scope = self._scope_request()
-        self._requested = scope
-        if scope:
-            form["scope"] = " ".join(scope)
-        client = self._client()
-        self._token_request("token", form, client, now)
+        self._requested = self._scope_request()
+        form = with_scope({"grant_type": JWT_BEARER, "assertion": assertion,
+                           "resource": self._resource()}, self._requested)
+        self._token_request("token", form, self._client(), now)
 
     # answers ----------------------------------------------------------------------------------
 

@@ -11,8 +11,10 @@ and two hypothesis checks (garbage answers, and a rule-based machine over every 
 
 from __future__ import annotations
 
+import ast
 import base64
 import hashlib
+import inspect
 import json
 import re
 from collections.abc import Callable
@@ -32,6 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+import mcp_proto._auth_flow as auth_flow_module
 from mcp_proto._auth_config import MAX_TOKEN_LIFETIME, MIN_TOKEN_LIFETIME, AuthConfig, Tokens
 from mcp_proto._auth_errors import (
     AuthorizationDenied,
@@ -54,6 +57,7 @@ from mcp_proto._auth_flow import (
     MAX_AUTHORIZATIONS_PER_WINDOW,
     MAX_STEP_UPS_PER_SCOPE,
     REFRESH_SKEW,
+    TRANSITIONS,
     AuthEvent,
     Authorized,
     OAuthFlow,
@@ -2327,3 +2331,19 @@ def test_the_port_wildcard_is_for_loopback_redirect_uris_only() -> None:
         check_callback("https://app.example:8443/cb?state=s&code=c",
                        redirect_uri="https://app.example/cb", state="s", issuer=AS,
                        iss_advertised=False)
+
+
+def test_the_transition_table_is_whole() -> None:
+    # Every state the table leads to has an entry function (or ends the procedure), and
+    # every outcome the code produces is in the table for some state.
+    targets = set(TRANSITIONS.values())
+    for state in targets - {"done"}:
+        assert hasattr(OAuthFlow, f"_enter_{state}"), state
+    tree = ast.parse(inspect.getsource(auth_flow_module))
+    produced = {node.args[0].value for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "_go" and node.args
+                and isinstance(node.args[0], ast.Constant)}
+    outcomes = {outcome for _state, outcome in TRANSITIONS}
+    assert produced <= outcomes, produced - outcomes
+    assert produced, "no outcome found: the test reads the wrong source"
