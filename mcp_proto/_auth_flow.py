@@ -20,6 +20,7 @@ state with no entry for an outcome fails the procedure with that state's error.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -131,7 +132,8 @@ class OAuthFlow:
     def __init__(self, config: AuthConfig, server_url: str, *,
                  random_bytes: Callable[[int], bytes], wall_offset: float = 0.0,
                  mcp_zone: str = "public", record: dict[str, Any] | None = None,
-                 authorizations: list[float] | None = None) -> None:
+                 authorizations: list[float] | None = None,
+                 serials: Callable[[], int] | None = None) -> None:
         self.config = config
         self.server_url = server_url
         self.key = canonical_resource(server_url)
@@ -164,7 +166,9 @@ class OAuthFlow:
         self._next_id = 1
         self._deadline: float | None = None  # the user step's
         self._attempt = 0  # numbers the user steps (RedirectRequired.attempt)
-        self._saves = 0  # numbers the records given (SaveRecord.serial)
+        # Numbers the records given (SaveRecord.serial); a binding shares one counter between
+        # a client's flows, so a later connection's records are always newer.
+        self._serials = serials if serials is not None else itertools.count(1).__next__
         self._client_retried = False  # invalid_client on a stored registration: once
         self._dpop_nonces: dict[tuple[str, str, int], str] = {}
         self._nonce_retried = False
@@ -242,6 +246,17 @@ class OAuthFlow:
         or ``failed`` (the request fails now with :attr:`error`).  ``allowed(kind)`` says
         whether the request may still wait for a procedure of that kind (its retry budget);
         when it may not, nothing is started for it."""
+        kind = self._on_challenge(status, www_authenticate, dpop_nonce, generation, now,
+                                  allowed)
+        if kind in ("refresh", "authorize", "step_up") and not self.busy \
+                and self.error is not None:
+            return "failed"  # the procedure failed before it sent anything
+        return kind
+
+    def _on_challenge(self, status: int, www_authenticate: Sequence[str],
+                      dpop_nonce: str | None, generation: int, now: float,
+                      allowed: Callable[[str], bool] | None) -> str:
+        """The decision of :meth:`on_challenge`."""
         challenges = parse_www_authenticate(www_authenticate)
         challenge = oauth_challenge(challenges, dpop=self.config.dpop is not None)
         if challenge is None and challenges:  # R19: only Bearer and DPoP drive OAuth
@@ -259,6 +274,8 @@ class OAuthFlow:
             self._dpop_nonces[self._server.origin] = dpop_nonce
             return "nonce"
         if self.busy:
+            if status == 401 and generation == self.generation:
+                self._ahead = False  # the token is refused: the refresh is no longer optional
             return self.kind or "authorize"  # join the procedure in progress
         if generation < self.generation:
             return "retry"  # sent with an older token; a newer one is in use
@@ -314,6 +331,10 @@ class OAuthFlow:
             return False
         if stored.expires_at is not None and stored.expires_at <= now + self._wall:
             return False
+        mine = self.tokens.issued_at or self.tokens.expires_at
+        theirs = stored.issued_at or stored.expires_at
+        if mine is not None and (theirs is None or theirs <= mine):
+            return False  # not newer than what this flow holds
         self._starting.clear()
         self._exchange = None
         self.tokens = stored
@@ -767,7 +788,14 @@ class OAuthFlow:
             return
         doc = response.json_object()
         if response.status != 200 or doc is None or error is not None:
-            if ex.purpose == "refresh" and (error in ("invalid_grant", "invalid_token")
+            if ex.purpose == "refresh" and error == "invalid_client" and self.issuer is not None:
+                client = self._client()
+                if client is not None and client.get("via") == "dcr":
+                    # The authorization server forgot this registration: the discovery the
+                    # refused refresh leads to registers again.
+                    self._record.sub(self.issuer).pop("client", None)
+            if ex.purpose == "refresh" and (error in ("invalid_grant", "invalid_token",
+                                                      "invalid_client")
                                             or response.status in (400, 401)):
                 self._refresh_failed = self.generation
                 self.tokens = None
@@ -896,8 +924,7 @@ class OAuthFlow:
     def _save(self) -> None:
         if self.issuer is not None and self._as_meta is not None:
             self._record.remember(self.issuer, self._as_meta, self._resource())
-        self._saves += 1
-        self._events.append(SaveRecord(self.key, self._record.snapshot(), self._saves))
+        self._events.append(SaveRecord(self.key, self._record.snapshot(), self._serials()))
 
     def forget(self) -> None:
         """Drop every token and registration (``logout``); a :class:`SaveRecord` with an empty
@@ -905,8 +932,7 @@ class OAuthFlow:
         self.tokens = None
         self.issuer = None
         self._record.forget()
-        self._saves += 1
-        self._events.append(SaveRecord(self.key, self._record.snapshot(), self._saves))
+        self._events.append(SaveRecord(self.key, self._record.snapshot(), self._serials()))
 
     def _jti(self) -> str:
         return b64url(self._random(JTI_BYTES))

@@ -2347,3 +2347,48 @@ def test_the_transition_table_is_whole() -> None:
     outcomes = {outcome for _state, outcome in TRANSITIONS}
     assert produced <= outcomes, produced - outcomes
     assert produced, "no outcome found: the test reads the wrong source"
+
+
+def test_a_procedure_that_fails_at_once_fails_the_request_at_once() -> None:
+    # Second review N3: nothing was sent, so the request must not wait (and be sent again).
+    world = standard_world()
+    flow = make_flow(zone="public")  # the URL's loopback discovery address is refused
+    assert flow.on_challenge(401, [CHALLENGE], None, 0, T0) == "failed"
+    assert isinstance(flow.error, UnsafeUrl) and not flow.busy and world.log == []
+
+
+def test_a_401_joining_a_refresh_before_expiry_makes_its_failure_count() -> None:
+    # Second review N6: once the server refused the token, a refresh that cannot reach the
+    # AS fails the waiting requests instead of sending the refused token again.
+    flow, _world = authorized_flow()
+    assert flow.tokens is not None and flow.tokens.expires_at is not None
+    at = flow.tokens.expires_at - WALL - REFRESH_SKEW
+    flow.start_refresh(at)
+    [ex] = flow.exchanges_to_start()
+    failures = flow.failures
+    assert flow.on_challenge(401, [CHALLENGE], None, flow.generation, at) == "refresh"
+    flow.exchange_failed(ex.id, "connection refused", now=at)
+    assert flow.failures == failures + 1 and isinstance(flow.error, TokenError)
+
+
+def test_an_older_stored_token_is_not_taken_for_a_newer_one() -> None:
+    # Second review N7.
+    flow, _world = authorized_flow()
+    assert flow.tokens is not None and flow.tokens.expires_at is not None
+    at = flow.tokens.expires_at - WALL - REFRESH_SKEW
+    flow.start_refresh(at)
+    older = record_for(AS, client_id="client-1@9000", access="AT-older", refresh="RT-older")
+    older["issuers"][AS]["tokens"]["expires_at"] = flow.tokens.expires_at - 100
+    older["issuers"][AS]["tokens"]["issued_at"] = flow.tokens.expires_at - 200 - 3600
+    assert not flow.offer_record(older, now=at) and flow.busy
+
+
+def test_invalid_client_on_a_refresh_registers_again() -> None:
+    # Second review N4: the AS forgot the registration: the next authorization registers
+    # anew instead of presenting the dead client id.
+    flow, world = authorized_flow()
+    world.routes[f"{AS}/token"] = fixed(401, {"error": "invalid_client"})
+    flow.on_challenge(401, [CHALLENGE], None, flow.generation, T0 + 10)
+    world.serve(flow, T0 + 10)
+    assert sum(url.endswith("/register") for url in world.urls()) == 2
+    assert flow.state == "authorize"

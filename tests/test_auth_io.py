@@ -55,20 +55,32 @@ class CountingStore(MemoryTokenStore):
 def test_an_older_snapshot_arriving_late_is_not_saved() -> None:
     store = CountingStore()
     setup = setup_for("http://127.0.0.1:8000/mcp", store)
-    flow = object()
-    setup.save("k", {"n": 2}, 2, flow)
-    setup.save("k", {"n": 1}, 1, flow)  # delivered late by another thread
+    setup.save("k", {"n": 2}, 2)
+    setup.save("k", {"n": 1}, 1)  # delivered late by another thread
     assert store.load("k") == {"n": 2} and store.writes == [2]
-    other = object()  # another connection's flow numbers its own records
-    setup.save("k", {"n": 10}, 1, other)
-    assert store.load("k") == {"n": 10}
+
+
+def test_a_new_connections_flow_numbers_its_records_after_the_old_ones() -> None:
+    # One counter for every flow of a client: a reconnect's records are never taken for
+    # stale ones (an id() of a dead flow can come back; a counter cannot).
+    store = CountingStore()
+    setup = setup_for("http://127.0.0.1:8000/mcp", store)
+    serials = []
+    for _ in range(3):
+        flow = setup.new_flow()
+        flow.forget()
+        event = flow.next_event()
+        assert event is not None
+        serials.append(event.serial)  # type: ignore[union-attr]
+        setup.save(flow.key, {"n": event.serial}, event.serial)  # type: ignore[union-attr]
+    assert serials == sorted(serials) and len(set(serials)) == 3
+    assert store.writes == serials
 
 
 def test_concurrent_saves_keep_the_newest() -> None:
     store = CountingStore()
     setup = setup_for("http://127.0.0.1:8000/mcp", store)
-    flow = object()
-    threads = [threading.Thread(target=setup.save, args=("k", {"n": n}, n, flow))
+    threads = [threading.Thread(target=setup.save, args=("k", {"n": n}, n))
                for n in range(1, 41)]
     for t in threads:
         t.start()

@@ -741,14 +741,20 @@ class HttpPump(AsyncPump):
         process's lock); the setup keeps the newest if two land out of order."""
         setup = self.auth
         assert setup is not None
-        flow = self.http.auth
 
         def done(_value: Any, error: BaseException | None) -> None:
             if error is not None:
                 print(f"mcp-proto: tokens not saved: {error}", file=sys.stderr)
 
-        run_in_daemon_thread(
-            lambda: setup.save(event.key, event.record, event.serial, flow), done)
+        if self.closing:  # at close the process may be about to exit: write it now
+            try:
+                setup.save(event.key, event.record, event.serial)
+            except AuthorizationError as exc:
+                done(None, exc)
+            return
+        # Not a daemon: an exiting process still finishes writing the tokens it was given.
+        run_in_daemon_thread(lambda: setup.save(event.key, event.record, event.serial), done,
+                             daemon=False)
 
     def _start_auth(self, ax: AuthExchange) -> None:
         """Carry an auth exchange in a daemon thread; its answer comes back on this loop

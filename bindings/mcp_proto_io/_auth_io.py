@@ -15,6 +15,7 @@ one implementation with the same checks on every runtime.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import secrets
 import socket
 import ssl
@@ -112,7 +113,8 @@ def run_auth_exchange(ex: AuthExchange, allowed: Callable[[str], bool],
 
 
 def run_in_daemon_thread(fn: Callable[[], Any],
-                         done: Callable[[Any, BaseException | None], None]) -> None:
+                         done: Callable[[Any, BaseException | None], None], *,
+                         daemon: bool = True) -> None:
     """Run the blocking ``fn`` in a daemon thread, then ``done(value, error)`` in it.  For the
     async bindings' blocking auth parts (an exchange, a plain redirect handler): a daemon
     thread, not a loop's executor, since ``asyncio.run`` waits for its executor's threads at
@@ -125,7 +127,7 @@ def run_in_daemon_thread(fn: Callable[[], Any],
             value, error = None, exc
         done(value, error)
 
-    threading.Thread(target=run, name="mcp-proto-auth", daemon=True).start()
+    threading.Thread(target=run, name="mcp-proto-auth", daemon=daemon).start()
 
 
 def redirect_failure(exc: Exception) -> AuthorizationError | str:
@@ -165,7 +167,9 @@ class AuthSetup:
         self._zone: str | None = None  # of the addresses the MCP connections really used
         self._authorizations: list[float] = []  # shared by this client's flows
         self._save_lock = threading.Lock()
-        self._saved: dict[int, int] = {}  # id(flow) -> the newest serial saved
+        self._serials = itertools.count(1)  # numbers the records of every flow of this client
+        self._saved = 0  # the newest serial written
+        self._flow: OAuthFlow | None = None  # the current connection's
 
     @property
     def redirect(self) -> Any:
@@ -187,6 +191,9 @@ class AuthSetup:
             return
         if self._zone is None or _STRICTNESS[zone] < _STRICTNESS[self._zone]:
             self._zone = zone
+            flow = self._flow
+            if flow is not None:
+                flow.mcp_zone = zone  # its own URL checks use it from now on
 
     def quick_zone(self) -> str:
         """The MCP server's address zone: the strictest of the addresses its connections
@@ -205,23 +212,23 @@ class AuthSetup:
         the network (the async bindings call it on their loop)."""
         config = self.config()
         key = OAuthFlow(config, self.url, random_bytes=secrets.token_bytes).key
-        return OAuthFlow(config, self.url, random_bytes=secrets.token_bytes,
-                         wall_offset=time.time() - time.monotonic(),
-                         mcp_zone=self.quick_zone(), record=self.store.load(key),
-                         authorizations=self._authorizations)
+        self._flow = OAuthFlow(config, self.url, random_bytes=secrets.token_bytes,
+                               wall_offset=time.time() - time.monotonic(),
+                               mcp_zone=self.quick_zone(), record=self.store.load(key),
+                               authorizations=self._authorizations,
+                               serials=self._serials.__next__)
+        return self._flow
 
-    def save(self, key: str, record: dict[str, Any], serial: int = 0,
-             source: object = None) -> None:
-        """Write a flow's record; from any thread.  A snapshot older than one of the same
-        flow already written is dropped (two threads may deliver them out of order).  Raises
+    def save(self, key: str, record: dict[str, Any], serial: int = 0) -> None:
+        """Write a record of this client's flows; from any thread.  A snapshot older than
+        one already written is dropped (two threads may deliver them out of order; the
+        flows of one client number theirs from one counter).  Raises
         :class:`TokenStoreError` when the store cannot be written safely."""
         with self._save_lock:
-            last = self._saved.get(id(source), 0)
-            if serial and serial <= last:
+            if serial and serial <= self._saved:
                 return
             self.store.save(key, record)
-            if serial:
-                self._saved[id(source)] = serial
+            self._saved = max(self._saved, serial)
 
     def reload_for_refresh(self, flow: OAuthFlow, ex: AuthExchange) -> bool:
         """Before a refresh request goes out: give the flow what the store holds now (another

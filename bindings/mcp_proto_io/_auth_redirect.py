@@ -21,6 +21,7 @@ before doing anything with it, so a ``javascript:`` or ``file:`` URL never reach
 from __future__ import annotations
 
 import builtins
+import contextlib
 import inspect
 import ipaddress
 import math
@@ -28,6 +29,7 @@ import os
 import selectors
 import socket
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -203,8 +205,9 @@ class LoopbackRedirect:
 
     Raises ``ValueError`` at construction for a host other than those three, a port out of
     range, a path that is not ``/...`` without ``?`` or ``#``, or a non-positive timeout.
-    Not thread-safe: one authorization at a time.  Use it as a context manager (or call
-    :meth:`close`) to release the port when the flow ends early.
+    One authorization at a time (a second call waits for the first); :meth:`close`, from any
+    thread, ends a waiting call and releases the port.  Use it as a context manager (or call
+    :meth:`close`) when the flow ends early.
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, path: str = "/callback",
@@ -231,6 +234,8 @@ class LoopbackRedirect:
         self._browser = browser
         self._listener: socket.socket | None = None
         self._redirect_uri: str | None = None
+        self._calls = threading.Lock()  # one authorization at a time
+        self._wakers: set[socket.socket] = set()  # to end the waiting call from close()
 
     def __repr__(self) -> str:
         where = self._redirect_uri or f"http://{self._uri_host}:{self._port or '*'}{self._path}"
@@ -269,9 +274,13 @@ class LoopbackRedirect:
         return self._redirect_uri
 
     def close(self) -> None:
-        """Close the listener (the URI and port are kept for a later :meth:`prepare`).
-        Idempotent; raises nothing."""
+        """Close the listener (the URI and port are kept for a later :meth:`prepare`), and
+        end a call waiting on it (it raises :class:`AuthorizationError`).  From any thread;
+        idempotent; raises nothing."""
         listener, self._listener = self._listener, None
+        for waker in list(self._wakers):
+            with contextlib.suppress(OSError):
+                waker.send(b"x")
         if listener is not None:
             listener.close()
 
@@ -291,26 +300,37 @@ class LoopbackRedirect:
         ``timeout`` seconds (tell the user; calling again starts a new wait) or the port
         cannot be bound.  The listener is closed when this returns or raises."""
         check_authorization_url(authorization_url)
-        self.prepare()
-        listener = self._listener
-        assert listener is not None
-        try:
-            if self._browser is not None:
-                self._browser(authorization_url)
-            elif self._open_browser:
-                import webbrowser  # noqa: PLC0415 - only when used: keeps the bindings light
+        with self._calls:  # an earlier call ends at once when the binding closes it
+            self.prepare()
+            listener = self._listener
+            assert listener is not None
+            wake, waker = socket.socketpair()
+            self._wakers.add(waker)
+            try:
+                if self._browser is not None:
+                    self._browser(authorization_url)
+                elif self._open_browser:
+                    import webbrowser  # noqa: PLC0415 - only when used: keeps imports light
 
-                webbrowser.open(authorization_url)
-            target = self._wait(listener, time.monotonic() + self._timeout)
-        finally:
-            self.close()
+                    webbrowser.open(authorization_url)
+                target = self._wait(listener, wake, time.monotonic() + self._timeout)
+            finally:
+                self._wakers.discard(waker)
+                waker.close()
+                wake.close()
+                if self._listener is listener:  # never a listener a later call bound
+                    self.close()
+                else:
+                    listener.close()
         return f"http://{self._authority}{target}"
 
-    def _wait(self, listener: socket.socket, deadline: float) -> str:
-        """Serve connections until the callback request; its request target."""
+    def _wait(self, listener: socket.socket, wake: socket.socket, deadline: float) -> str:
+        """Serve connections until the callback request; its request target.  Raises
+        :class:`AuthorizationError` at ``deadline``, or when :meth:`close` wakes it."""
         selector = selectors.DefaultSelector()
         pending: dict[socket.socket, _Pending] = {}
         selector.register(listener, selectors.EVENT_READ)
+        selector.register(wake, selectors.EVENT_READ)
 
         def drop(conn: socket.socket, answer: bytes | None) -> None:
             selector.unregister(conn)
@@ -327,9 +347,12 @@ class LoopbackRedirect:
                         f"no callback within {self._timeout:g} s at {self._redirect_uri}")
                 for conn in [c for c, p in pending.items() if p.deadline <= now]:
                     drop(conn, None)
-                wake = min([deadline, *(p.deadline for p in pending.values())])
-                for key, _ in selector.select(max(0.0, wake - now)):
+                soonest = min([deadline, *(p.deadline for p in pending.values())])
+                for key, _ in selector.select(max(0.0, soonest - now)):
                     ready = key.fileobj
+                    if ready is wake:
+                        raise AuthorizationError("the callback listener was closed (the "
+                                                 "authorization was abandoned)")
                     if ready is listener:
                         self._accept(listener, selector, pending)
                         continue

@@ -1096,7 +1096,7 @@ class _HttpConnection(_Pump):
         for event in events:
             if isinstance(event, SaveRecord):
                 try:
-                    setup.save(event.key, event.record, event.serial, self.http.auth)
+                    setup.save(event.key, event.record, event.serial)
                 except AuthorizationError as exc:
                     self._auth_note(f"tokens not saved: {exc}")
             elif isinstance(event, RedirectRequired):
