@@ -8,7 +8,7 @@ or :class:`Failed`).  Everything else the server says arrives as one of the othe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ._errors import MCPError
 from ._jsonrpc import RequestId
@@ -35,10 +35,15 @@ __all__ = [
 ]
 
 
+_T_co = TypeVar("_T_co", covariant=True)
+
+
 @dataclass(frozen=True, slots=True)
-class RequestHandle:
+class RequestHandle(Generic[_T_co]):
     """Names one operation of a session.  ``id`` is the JSON-RPC id of its first request
-    (a paginated list sends more requests under the same handle)."""
+    (a paginated list sends more requests under the same handle).  The type parameter is
+    the type of the operation's value (``RequestHandle[list[Tool]]``): what its
+    :class:`Completed` event carries, so a binding returns it without a cast."""
 
     id: int
     method: str
@@ -53,7 +58,7 @@ class Ready:
     """The session is usable: the handshake finished (``era == "legacy"``) or
     ``server/discover`` answered (``era == "modern"``)."""
 
-    handle: RequestHandle
+    handle: RequestHandle[Any]
     protocol_version: str
     server_info: Implementation
     capabilities: dict[str, Any]
@@ -65,7 +70,7 @@ class Ready:
 class Completed:
     """An operation succeeded.  ``value``'s type depends on the operation (see its docs)."""
 
-    handle: RequestHandle
+    handle: RequestHandle[Any]
     value: Any
 
 
@@ -73,7 +78,7 @@ class Completed:
 class Failed:
     """An operation failed; ``error`` says why and whose fault it was."""
 
-    handle: RequestHandle
+    handle: RequestHandle[Any]
     error: MCPError
 
 
@@ -82,7 +87,7 @@ class Progress:
     """``notifications/progress`` for a pending operation (P-02).  Never goes backwards: a
     value not above the last one is dropped."""
 
-    handle: RequestHandle
+    handle: RequestHandle[Any]
     progress: float
     total: float | None = None
     message: str | None = None
@@ -168,7 +173,7 @@ class TaskStatus:
     when the task is created and at every change of status or message a poll shows.  The
     call still ends with one :class:`Completed` or :class:`Failed`."""
 
-    handle: RequestHandle
+    handle: RequestHandle[Any]
     task: Task
 
 

@@ -150,7 +150,7 @@ class Gather:
 
     __slots__ = ("deadline", "handle", "keys", "pending", "request_state", "responses")
 
-    def __init__(self, handle: RequestHandle, request_state: str | None, pending: Any) -> None:
+    def __init__(self, handle: RequestHandle[Any], request_state: str | None, pending: Any) -> None:
         self.handle = handle
         self.pending = pending
         """The answered request (the session's record), to retry from."""

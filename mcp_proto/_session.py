@@ -86,7 +86,15 @@ from ._tasks import (
     poll_delay,
 )
 from ._types import (
+    CallToolResult,
+    CompleteResult,
+    GetPromptResult,
     Implementation,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    Tool,
     parse_call_tool_result,
     parse_complete_result,
     parse_get_prompt_result,
@@ -189,7 +197,7 @@ class _Pending:
         "walk",
     )
 
-    def __init__(self, handle: RequestHandle, method: str,
+    def __init__(self, handle: RequestHandle[Any], method: str,
                  parse: Callable[[dict[str, Any]], Any], walk: ListWalk | None,
                  progress: bool, idle_timeout: float, total_timeout: float,
                  total_deadline: float, deadline: float) -> None:
@@ -221,7 +229,7 @@ class _TaskRun:
                  "last_progress", "modern", "parse", "poll_at", "poll_failures", "polling",
                  "rids", "task", "task_id", "token", "total_deadline", "total_timeout")
 
-    def __init__(self, handle: RequestHandle, parse: Callable[[dict[str, Any]], Any],
+    def __init__(self, handle: RequestHandle[Any], parse: Callable[[dict[str, Any]], Any],
                  modern: bool, total_deadline: float, total_timeout: float,
                  idle_timeout: float) -> None:
         self.handle = handle
@@ -298,7 +306,7 @@ class ClientSession:
         self._pending: dict[int, _Pending] = {}
         self._timers: list[tuple[float, int]] = []
         self._next_id = 1
-        self._init_handle: RequestHandle | None = None
+        self._init_handle: RequestHandle[Any] | None = None
         self._init_timeout: float | None = None
         self._init_error: MCPError | None = None
         self._resubscribe_at_ready: frozenset[str] = frozenset()
@@ -327,7 +335,7 @@ class ClientSession:
         self._cache: dict[tuple[str, str], tuple[float, Any]] = {}
         self._listen_rid: int | None = None
         self._listen_asked: dict[str, Any] = {}
-        self._listen_waiters: list[tuple[RequestHandle, str | None]] = []
+        self._listen_waiters: list[tuple[RequestHandle[Any], str | None]] = []
         self._subscriptions: set[str] = set()
         self._listen_accepted: dict[str, Any] = {}
         self.accept_tasks = accept_tasks
@@ -549,7 +557,7 @@ class ClientSession:
 
     # -- operations -------------------------------------------------------------------------
 
-    def initialize(self, *, now: float, timeout: float | None = None) -> RequestHandle:
+    def initialize(self, *, now: float, timeout: float | None = None) -> RequestHandle[Ready]:
         """Start the handshake (L-01): offer the newest accepted version.
 
         Ends with :class:`Ready` (then ``notifications/initialized`` is queued, L-04) or with
@@ -571,7 +579,7 @@ class ClientSession:
 
     def start(self, *, now: float, timeout: float | None = None, era: str = "auto",
               discovered: Discovered | None = None,
-              subscriptions: Iterable[str] = ()) -> RequestHandle:
+              subscriptions: Iterable[str] = ()) -> RequestHandle[Ready]:
         """Open the session in whichever era the server speaks (section 2.3) and end with
         :class:`Ready` (its ``era`` says which) or :class:`Failed` + :class:`Closed`.
 
@@ -644,7 +652,7 @@ class ClientSession:
                                _raw, False, None)
         p.role = "initialize"
 
-    def _send_discover(self, rid: int, handle: RequestHandle, version: str, now: float,
+    def _send_discover(self, rid: int, handle: RequestHandle[Any], version: str, now: float,
                        timeout: float | None) -> _Pending:
         self._meta = self._modern_meta(version)
         p = self._send_request(rid, handle, "server/discover", None, now, timeout, _raw, False,
@@ -662,30 +670,33 @@ class ClientSession:
                                                else {}), TASKS_EXTENSION: {}}}
         return request_meta(version, caps, info, self._log_level)
 
-    def list_tools(self, *, now: float, timeout: float | None = None) -> RequestHandle:
+    def list_tools(self, *, now: float, timeout: float | None = None) -> RequestHandle[list[Tool]]:
         """All tools, every page (S-01).  Completes with ``list[Tool]``; an empty list without
         asking when the server declared no ``tools`` capability."""
         return self._list("tools/list", "tools", parse_tool, "tools", now, timeout)
 
-    def list_resources(self, *, now: float, timeout: float | None = None) -> RequestHandle:
+    def list_resources(self, *, now: float,
+                       timeout: float | None = None) -> RequestHandle[list[Resource]]:
         """All resources, every page.  Completes with ``list[Resource]``."""
         return self._list("resources/list", "resources", parse_resource, "resources", now,
                           timeout)
 
-    def list_resource_templates(self, *, now: float,
-                                timeout: float | None = None) -> RequestHandle:
+    def list_resource_templates(self, *, now: float, timeout: float | None = None
+                                ) -> RequestHandle[list[ResourceTemplate]]:
         """All resource templates, every page.  Completes with ``list[ResourceTemplate]``."""
         return self._list("resources/templates/list", "resourceTemplates",
                           parse_resource_template, "resources", now, timeout)
 
-    def list_prompts(self, *, now: float, timeout: float | None = None) -> RequestHandle:
+    def list_prompts(self, *, now: float,
+                     timeout: float | None = None) -> RequestHandle[list[Prompt]]:
         """All prompts, every page.  Completes with ``list[Prompt]``."""
         return self._list("prompts/list", "prompts", parse_prompt, "prompts", now, timeout)
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, now: float,
                   timeout: float | None = None, idle_timeout: float | None = None,
                   progress: bool = True, meta: dict[str, Any] | None = None,
-                  task: bool | None = None, task_ttl: float | None = None) -> RequestHandle:
+                  task: bool | None = None,
+                  task_ttl: float | None = None) -> RequestHandle[CallToolResult]:
         """Call a tool (T-02).  Completes with a ``CallToolResult`` (``is_error`` True is a
         normal result, T-03).  With ``progress`` a progress token is sent and
         :class:`Progress` events arrive; each one resets the idle deadline (L-09).
@@ -718,7 +729,7 @@ class ClientSession:
         return handle
 
     def read_resource(self, uri: str, *, now: float,
-                      timeout: float | None = None) -> RequestHandle:
+                      timeout: float | None = None) -> RequestHandle[ReadResourceResult]:
         """Read a resource (R-02).  Completes with ``ReadResourceResult``; an unknown resource
         fails with :class:`RpcError` (-32602, or -32002 from older servers)."""
         cached = self._cached(("resources/read", uri), now)
@@ -728,7 +739,7 @@ class ClientSession:
                              parse_read_resource_result, capability="resources")
 
     def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *, now: float,
-                   timeout: float | None = None) -> RequestHandle:
+                   timeout: float | None = None) -> RequestHandle[GetPromptResult]:
         """Get a prompt (R-11).  Completes with ``GetPromptResult``."""
         params: dict[str, Any] = {"name": name}
         if arguments:
@@ -738,7 +749,7 @@ class ClientSession:
 
     def complete(self, ref: dict[str, Any], argument_name: str, argument_value: str, *,
                  context_arguments: dict[str, str] | None = None, now: float,
-                 timeout: float | None = None) -> RequestHandle:
+                 timeout: float | None = None) -> RequestHandle[CompleteResult]:
         """Argument completion (R-20).  ``ref`` is ``{"type": "ref/prompt", "name": ...}`` or
         ``{"type": "ref/resource", "uri": ...}``.  Completes with ``CompleteResult``."""
         params: dict[str, Any] = {"ref": ref,
@@ -749,7 +760,8 @@ class ClientSession:
         return self._request("completion/complete", params, now, timeout,
                              parse_complete_result, capability=capability)
 
-    def subscribe(self, uri: str, *, now: float, timeout: float | None = None) -> RequestHandle:
+    def subscribe(self, uri: str, *, now: float,
+                  timeout: float | None = None) -> RequestHandle[None]:
         """Subscribe to updates of a resource (R-03).  Completes with None; updates arrive as
         :class:`ResourceUpdated`.  Raises :class:`LocalProtocolError` if the server did not
         declare ``resources.subscribe``."""
@@ -761,7 +773,7 @@ class ClientSession:
         return handle
 
     def unsubscribe(self, uri: str, *, now: float,
-                    timeout: float | None = None) -> RequestHandle:
+                    timeout: float | None = None) -> RequestHandle[None]:
         """Undo :meth:`subscribe`.  Completes with None."""
         self._require_subscribe()
         if self.era == "modern":
@@ -770,7 +782,7 @@ class ClientSession:
         return self._request("resources/unsubscribe", {"uri": uri}, now, timeout, _empty)
 
     def set_logging_level(self, level: str, *, now: float,
-                          timeout: float | None = None) -> RequestHandle:
+                          timeout: float | None = None) -> RequestHandle[None]:
         """``logging/setLevel`` (G-10).  Raises ``ValueError`` for a level not in RFC 5424."""
         if level not in _LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {sorted(_LOG_LEVELS)}")
@@ -785,7 +797,7 @@ class ClientSession:
         return self._request("logging/setLevel", {"level": level}, now, timeout, _empty,
                              capability="logging")
 
-    def ping(self, *, now: float, timeout: float | None = None) -> RequestHandle:
+    def ping(self, *, now: float, timeout: float | None = None) -> RequestHandle[None]:
         """``ping`` (G-01).  Completes with None.  Allowed during the handshake (L-05)."""
         if self.era == "modern":  # no ping in 2026-07-28: server/discover is the cheap request
             return self._request("server/discover", None, now, timeout, _empty)
@@ -793,7 +805,7 @@ class ClientSession:
 
     def send_request(self, method: str, params: dict[str, Any] | None = None, *, now: float,
                      timeout: float | None = None, idle_timeout: float | None = None,
-                     progress: bool = False) -> RequestHandle:
+                     progress: bool = False) -> RequestHandle[dict[str, Any]]:
         """Any other request; completes with the raw result object (a dict)."""
         return self._request(method, params, now, timeout, _raw, progress=progress,
                              idle_timeout=idle_timeout)
@@ -808,7 +820,7 @@ class ClientSession:
             return  # 2026-07-28: roots are asked for per request, nothing to announce
         self._send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
 
-    def cancel(self, handle: RequestHandle, reason: str | None = None) -> bool:
+    def cancel(self, handle: RequestHandle[Any], reason: str | None = None) -> bool:
         """Cancel a pending operation (C-01): it fails with :class:`RequestCancelled` and the
         server gets ``notifications/cancelled``; a late response is dropped (C-03).  Returns
         False if the operation already ended.  ``initialize`` cannot be cancelled (C-02):
@@ -947,7 +959,7 @@ class ClientSession:
                  timeout: float | None, parse: Callable[[dict[str, Any]], Any], *,
                  capability: str | None = None, progress: bool = False,
                  walk: ListWalk | None = None, check: bool = True,
-                 idle_timeout: float | None = None) -> RequestHandle:
+                 idle_timeout: float | None = None) -> RequestHandle[Any]:
         if check:
             state = self.state
             if not allowed_to_send(state, method):
@@ -966,12 +978,12 @@ class ClientSession:
                 )
         self._now = now
         rid = self._take_id()
-        handle = RequestHandle(rid, method)
+        handle: RequestHandle[Any] = RequestHandle(rid, method)
         self._send_request(rid, handle, method, params, now, timeout, parse, progress, walk,
                            idle_timeout=idle_timeout)
         return handle
 
-    def _send_request(self, rid: int, handle: RequestHandle, method: str,
+    def _send_request(self, rid: int, handle: RequestHandle[Any], method: str,
                       params: dict[str, Any] | None, now: float, timeout: float | None,
                       parse: Callable[[dict[str, Any]], Any], progress: bool,
                       walk: ListWalk | None, total_deadline: float | None = None,
@@ -1024,12 +1036,12 @@ class ClientSession:
         self._next_id = rid + 1
         return rid
 
-    def _done_now(self, handle: RequestHandle, value: Any) -> RequestHandle:
+    def _done_now(self, handle: RequestHandle[Any], value: Any) -> RequestHandle[Any]:
         """An operation that needs no request ends at once."""
         self._events.append(Completed(handle=handle, value=value))
         return handle
 
-    def _cached(self, key: tuple[str, str], now: float) -> RequestHandle | None:
+    def _cached(self, key: tuple[str, str], now: float) -> RequestHandle[Any] | None:
         """A fresh cached answer (S-02), completed at once, or None."""
         entry = self._cache.get(key)
         if entry is None or self.state is not State.READY:
@@ -1045,7 +1057,7 @@ class ClientSession:
             self._cache[key] = (now + ttl, value)
 
     def _list(self, method: str, key: str, parse: Callable[[object], Any], capability: str,
-              now: float, timeout: float | None) -> RequestHandle:
+              now: float, timeout: float | None) -> RequestHandle[Any]:
         if self.state is State.READY and capability not in self.server_capabilities:
             return self._done_now(RequestHandle(self._take_id(), method), [])
         cached = self._cached((method, ""), now)
@@ -1179,7 +1191,7 @@ class ClientSession:
                                                                      "session")
         events = self._events
         self._fallback_at = None
-        failed: set[RequestHandle] = set()
+        failed: set[RequestHandle[Any]] = set()
         for p in self._pending.values():
             # Internal requests have no host handle; the probe and the handshake sent beside
             # it share one handle, which fails once.
@@ -1452,7 +1464,7 @@ class ClientSession:
             return
         self._become_modern(p.handle, mutual[0], discovered)
 
-    def _become_modern(self, handle: RequestHandle, version: str,
+    def _become_modern(self, handle: RequestHandle[Any], version: str,
                        discovered: Discovered) -> None:
         self.era = "modern"
         self.protocol_version = version
@@ -2110,7 +2122,7 @@ class ClientSession:
 
     def _task_operation(self, method: str, params: dict[str, Any], now: float,
                         timeout: float | None, parse: Callable[[dict[str, Any]], Any]
-                        ) -> RequestHandle:
+                        ) -> RequestHandle[Any]:
         self._check_tasks(method)
         return self._request(method, params, now, timeout, parse)
 
@@ -2122,7 +2134,7 @@ class ClientSession:
             raise LocalProtocolError(f"{method} needs the tasks extension: create the session "
                                      "with accept_tasks=True (TX-01)")
 
-    def list_tasks(self, *, now: float, timeout: float | None = None) -> RequestHandle:
+    def list_tasks(self, *, now: float, timeout: float | None = None) -> RequestHandle[list[Task]]:
         """Every task of the server (2025-11-25 ``tasks/list``, all pages; TK-05).  Completes
         with ``list[Task]``.  Raises :class:`LocalProtocolError` in 2026-07-28 (the extension
         has no list) or if the server did not declare ``tasks.list``."""
@@ -2137,7 +2149,7 @@ class ClientSession:
         return self._request("tasks/list", None, now, timeout, _raw, walk=walk)
 
     def get_task(self, task_id: str, *, now: float,
-                 timeout: float | None = None) -> RequestHandle:
+                 timeout: float | None = None) -> RequestHandle[Task]:
         """One ``tasks/get``: completes with the :class:`Task` as the server describes it
         now; -32602 (unknown or purged) fails with :class:`RpcError`."""
         modern = self.era == "modern"
@@ -2145,7 +2157,7 @@ class ClientSession:
                                     lambda r: parse_task(r, modern=modern, where="tasks/get"))
 
     def cancel_task(self, task_id: str, *, now: float,
-                    timeout: float | None = None) -> RequestHandle:
+                    timeout: float | None = None) -> RequestHandle[Task | None]:
         """``tasks/cancel`` (TK-05 / TX-06).  Completes with the final :class:`Task`
         (2025-11-25) or None (2026: an acknowledgement; the task may still end otherwise).
         A call of this session polling that task goes on until the task is terminal.  A
@@ -2164,7 +2176,7 @@ class ClientSession:
         return self._task_operation("tasks/cancel", {"taskId": task_id}, now, timeout, parse)
 
     def resume_task(self, task_id: str, *, now: float,
-                    timeout: float | None = None) -> RequestHandle:
+                    timeout: float | None = None) -> RequestHandle[CallToolResult]:
         """Poll a tool call's task that another session created (TX-09: a task id kept
         across a restart) to its end, as if this session had made the call: completes with
         its ``CallToolResult`` (or fails with its error, :class:`TaskCancelled` or
@@ -2177,7 +2189,7 @@ class ClientSession:
         if task_id in self._run_ids:
             raise LocalProtocolError(f"task {task_id!r} is already being polled")
         total = self.limits.request_timeout if timeout is None else timeout
-        handle = RequestHandle(self._take_id(), "tools/call")
+        handle: RequestHandle[Any] = RequestHandle(self._take_id(), "tools/call")
         run = _TaskRun(handle, parse_call_tool_result, self.era == "modern", now + total,
                        total, self.limits.idle_timeout)
         run.task_id = task_id
@@ -2224,10 +2236,10 @@ class ClientSession:
         self._listen_asked = wanted
 
     def _resubscribe(self, uri: str, add: bool, now: float,
-                     timeout: float | None) -> RequestHandle:
+                     timeout: float | None) -> RequestHandle[Any]:
         if self.state is State.CLOSED:
             raise ConnectionClosed("cannot (un)subscribe: the session is closed")
-        handle = RequestHandle(self._take_id(),
+        handle: RequestHandle[Any] = RequestHandle(self._take_id(),
                                "resources/subscribe" if add else "resources/unsubscribe")
         if add:
             self._subscriptions.add(uri)

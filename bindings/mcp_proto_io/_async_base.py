@@ -125,6 +125,7 @@ CALLBACK_GRACE = 2.0
 
 
 _C = TypeVar("_C", bound="AsyncClientBase")
+_V = TypeVar("_V")  # the value type of an operation (its handle says it)
 _P = ParamSpec("_P")
 _K = TypeVar("_K")
 
@@ -241,7 +242,7 @@ class AsyncPump:
         self.session = ClientSession(client._client_info,
                                      capabilities=client._handlers.capabilities(),
                                      versions=client._versions, limits=client._limits)
-        self.waiters: dict[RequestHandle, Waiter] = {}
+        self.waiters: dict[RequestHandle[Any], Waiter] = {}
         self.closed = False  # no new calls (the session ended, or close() ran)
         self.closing = False  # close() ran
         self.exit_error: MCPError | None = None
@@ -294,9 +295,9 @@ class AsyncPump:
 
     # -- calls ------------------------------------------------------------------------------
 
-    def start(self, op: Callable[[float], RequestHandle],
+    def start(self, op: Callable[[float], RequestHandle[Any]],
               on_progress: ProgressCallback | None = None,
-              on_status: StatusCallback | None = None) -> tuple[RequestHandle, Waiter]:
+              on_status: StatusCallback | None = None) -> tuple[RequestHandle[Any], Waiter]:
         if self.closed:
             raise self.exit_error or ConnectionClosed("the connection is closed")
         handle = op(time.monotonic())
@@ -305,16 +306,16 @@ class AsyncPump:
         self._after()  # send it; some operations end at once (a capability the server lacks)
         return handle, waiter
 
-    async def call(self, op: Callable[[float], RequestHandle],
+    async def call(self, op: Callable[[float], RequestHandle[_V]],
                    on_progress: ProgressCallback | None = None,
-                   on_status: StatusCallback | None = None) -> Any:
+                   on_status: StatusCallback | None = None) -> _V:
         """Start an operation and await its value.  Cancelled while waiting (the runtime's
         cancellation), the operation is cancelled in the core, which tells the server (legacy:
         ``notifications/cancelled``; 2026 HTTP: the request's stream is closed).  Async
         progress callbacks of the call have all finished when it returns or raises."""
         handle, waiter = self.start(op, on_progress, on_status)
         try:
-            value = await waiter.wait()
+            value: _V = await waiter.wait()  # the Completed value of a RequestHandle[_V]
         except MCPError:
             if self.progress:
                 await self._progress_done(waiter)
@@ -1053,9 +1054,9 @@ class AsyncClientBase:
         return c
 
     async def _run(self, timeout: float | None,
-                   op: Callable[[ClientSession, float, float], RequestHandle],
+                   op: Callable[[ClientSession, float, float], RequestHandle[_V]],
                    on_progress: ProgressCallback | None = None,
-                   on_status: StatusCallback | None = None) -> Any:
+                   on_status: StatusCallback | None = None) -> _V:
         """Start ``op(session, now, timeout)`` on the live connection and await its value."""
         c = await self._live()
         total = self._timeout if timeout is None else timeout
@@ -1064,8 +1065,8 @@ class AsyncClientBase:
 
     async def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every tool of the server, all pages followed.  Raises the errors of any call."""
-        return cast("list[Tool]", await self._run(
-            timeout, lambda s, now, t: s.list_tools(now=now, timeout=t)))
+        return await self._run(
+            timeout, lambda s, now, t: s.list_tools(now=now, timeout=t))
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                         timeout: float | None = None, idle_timeout: float | None = None,
@@ -1086,69 +1087,69 @@ class AsyncClientBase:
         """
         if (await self._live()).session.task_support_unknown(name):
             await self.list_tools(timeout=timeout)  # TK-01: learn whether it must be a task
-        return cast("CallToolResult", await self._run(
+        return await self._run(
             timeout,
             lambda s, now, t: s.call_tool(name, arguments, now=now, timeout=t,
                                           idle_timeout=idle_timeout,
                                           progress=on_progress is not None,
                                           task=task, task_ttl=task_ttl),
-            on_progress, on_task_status))
+            on_progress, on_task_status)
 
     async def resume_task(self, task_id: str, *, timeout: float | None = None,
                           on_task_status: StatusCallback | None = None) -> CallToolResult:
         """Await a tool call's task another client started (its id kept across a restart);
         returns the tool's result.  Raises as :meth:`call_tool`, and :class:`TaskNotFound`
         when the server no longer knows it."""
-        return cast("CallToolResult", await self._run(
+        return await self._run(
             timeout, lambda s, now, t: s.resume_task(task_id, now=now, timeout=t),
-            None, on_task_status))
+            None, on_task_status)
 
     async def list_tasks(self, *, timeout: float | None = None) -> list[Task]:
         """The server's tasks (2025-11-25 ``tasks/list``, every page)."""
-        return cast("list[Task]", await self._run(
-            timeout, lambda s, now, t: s.list_tasks(now=now, timeout=t)))
+        return await self._run(
+            timeout, lambda s, now, t: s.list_tasks(now=now, timeout=t))
 
     async def get_task(self, task_id: str, *, timeout: float | None = None) -> Task:
         """A task as the server describes it now (one ``tasks/get``)."""
-        return cast("Task", await self._run(
-            timeout, lambda s, now, t: s.get_task(task_id, now=now, timeout=t)))
+        return await self._run(
+            timeout, lambda s, now, t: s.get_task(task_id, now=now, timeout=t))
 
     async def cancel_task(self, task_id: str, *, timeout: float | None = None) -> Task | None:
         """Ask the server to cancel a task: the final task (2025-11-25) or None (2026)."""
-        return cast("Task | None", await self._run(
-            timeout, lambda s, now, t: s.cancel_task(task_id, now=now, timeout=t)))
+        return await self._run(
+            timeout, lambda s, now, t: s.cancel_task(task_id, now=now, timeout=t))
 
     async def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
-        return cast("list[Resource]", await self._run(
-            timeout, lambda s, now, t: s.list_resources(now=now, timeout=t)))
+        return await self._run(
+            timeout, lambda s, now, t: s.list_resources(now=now, timeout=t))
 
     async def list_resource_templates(self, *,
                                       timeout: float | None = None) -> list[ResourceTemplate]:
-        return cast("list[ResourceTemplate]", await self._run(
-            timeout, lambda s, now, t: s.list_resource_templates(now=now, timeout=t)))
+        return await self._run(
+            timeout, lambda s, now, t: s.list_resource_templates(now=now, timeout=t))
 
     async def read_resource(self, uri: str, *,
                             timeout: float | None = None) -> ReadResourceResult:
         """Read a resource.  Raises :class:`RpcError` for an unknown one."""
-        return cast("ReadResourceResult", await self._run(
-            timeout, lambda s, now, t: s.read_resource(uri, now=now, timeout=t)))
+        return await self._run(
+            timeout, lambda s, now, t: s.read_resource(uri, now=now, timeout=t))
 
     async def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
-        return cast("list[Prompt]", await self._run(
-            timeout, lambda s, now, t: s.list_prompts(now=now, timeout=t)))
+        return await self._run(
+            timeout, lambda s, now, t: s.list_prompts(now=now, timeout=t))
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
                          timeout: float | None = None) -> GetPromptResult:
-        return cast("GetPromptResult", await self._run(
-            timeout, lambda s, now, t: s.get_prompt(name, arguments, now=now, timeout=t)))
+        return await self._run(
+            timeout, lambda s, now, t: s.get_prompt(name, arguments, now=now, timeout=t))
 
     async def complete(self, ref: dict[str, Any], argument_name: str, argument_value: str, *,
                        context_arguments: dict[str, str] | None = None,
                        timeout: float | None = None) -> CompleteResult:
-        return cast("CompleteResult", await self._run(
+        return await self._run(
             timeout, lambda s, now, t: s.complete(ref, argument_name, argument_value,
                                                   context_arguments=context_arguments,
-                                                  now=now, timeout=t)))
+                                                  now=now, timeout=t))
 
     async def subscribe(self, uri: str, *, timeout: float | None = None) -> None:
         await self._run(timeout, lambda s, now, t: s.subscribe(uri, now=now, timeout=t))
@@ -1166,8 +1167,8 @@ class AsyncClientBase:
     async def send_request(self, method: str, params: dict[str, Any] | None = None, *,
                            timeout: float | None = None) -> dict[str, Any]:
         """Any request the typed methods do not cover; returns the raw result object."""
-        return cast("dict[str, Any]", await self._run(
-            timeout, lambda s, now, t: s.send_request(method, params, now=now, timeout=t)))
+        return await self._run(
+            timeout, lambda s, now, t: s.send_request(method, params, now=now, timeout=t))
 
     async def notify_roots_changed(self) -> None:
         """Tell the server the roots changed; it will ask for them again."""

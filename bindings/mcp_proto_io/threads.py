@@ -142,6 +142,7 @@ WRITE_POLL = 0.05
 
 
 _C = TypeVar("_C", bound="_ClientBase")
+_V = TypeVar("_V")  # the value type of an operation (its handle says it)
 
 
 class _Waiter:
@@ -183,7 +184,7 @@ class _Pump:
                                      versions=client._versions, limits=client._limits)
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
-        self.waiters: dict[RequestHandle, _Waiter] = {}
+        self.waiters: dict[RequestHandle[Any], _Waiter] = {}
         self.closed = False
         self.armed: float | None = None  # the deadline the service thread sleeps towards
         self.exit_error: MCPError | None = None
@@ -211,7 +212,7 @@ class _Pump:
     def _service_loop(self) -> None:
         raise NotImplementedError
 
-    def _started(self, handle: RequestHandle) -> None:
+    def _started(self, handle: RequestHandle[Any]) -> None:
         """Called under the lock with the handle of each call this thread starts."""
 
     def _on_callback_thread(self) -> bool:
@@ -226,7 +227,7 @@ class _Pump:
             self._queue_output_locked()
         self._flush()
 
-    def start(self, op: Callable[[float], RequestHandle],
+    def start(self, op: Callable[[float], RequestHandle[Any]],
               on_progress: ProgressCallback | None = None,
               on_status: StatusCallback | None = None) -> _Waiter:
         if self._on_callback_thread():
@@ -251,12 +252,13 @@ class _Pump:
         self._flush()
         return waiter
 
-    def call(self, op: Callable[[float], RequestHandle],
+    def call(self, op: Callable[[float], RequestHandle[_V]],
              on_progress: ProgressCallback | None = None,
-             on_status: StatusCallback | None = None) -> Any:
+             on_status: StatusCallback | None = None) -> _V:
         waiter = self.start(op, on_progress, on_status)
         try:
-            return waiter.wait()
+            value: _V = waiter.wait()  # the Completed value of a RequestHandle[_V]
+            return value
         except KeyboardInterrupt:
             self._cancel_waiter(waiter, "interrupted")
             raise
@@ -764,9 +766,9 @@ class _ClientBase:
     # -- operations -------------------------------------------------------------------------
 
     def _run(self, timeout: float | None,
-             op: Callable[[ClientSession, float, float], RequestHandle],
+             op: Callable[[ClientSession, float, float], RequestHandle[_V]],
              on_progress: ProgressCallback | None = None,
-             on_status: StatusCallback | None = None) -> Any:
+             on_status: StatusCallback | None = None) -> _V:
         """Start ``op(session, now, timeout)`` on the live connection and wait for its value."""
         c = self._connection()
         total = self._timeout if timeout is None else timeout
@@ -774,8 +776,7 @@ class _ClientBase:
 
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every tool of the server, all pages followed.  Raises the errors of any call."""
-        return cast("list[Tool]",
-                    self._run(timeout, lambda s, now, t: s.list_tools(now=now, timeout=t)))
+        return self._run(timeout, lambda s, now, t: s.list_tools(now=now, timeout=t))
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                   timeout: float | None = None, idle_timeout: float | None = None,
@@ -799,13 +800,13 @@ class _ClientBase:
         """
         if self._connection().session.task_support_unknown(name):
             self.list_tools(timeout=timeout)  # TK-01: learn whether it must be a task
-        return cast("CallToolResult", self._run(
+        return self._run(
             timeout,
             lambda s, now, t: s.call_tool(name, arguments, now=now, timeout=t,
                                           idle_timeout=idle_timeout,
                                           progress=on_progress is not None,
                                           task=task, task_ttl=task_ttl),
-            on_progress, on_task_status))
+            on_progress, on_task_status)
 
     def resume_task(self, task_id: str, *, timeout: float | None = None,
                     on_task_status: StatusCallback | None = None) -> CallToolResult:
@@ -813,55 +814,52 @@ class _ClientBase:
         polls it to the end and returns the tool's result.  Raises as :meth:`call_tool`,
         :class:`TaskNotFound` when the server no longer knows it, and
         :class:`LocalProtocolError` if the server has no tasks."""
-        return cast("CallToolResult", self._run(
+        return self._run(
             timeout, lambda s, now, t: s.resume_task(task_id, now=now, timeout=t),
-            None, on_task_status))
+            None, on_task_status)
 
     def list_tasks(self, *, timeout: float | None = None) -> list[Task]:
         """The server's tasks (2025-11-25 ``tasks/list``, every page)."""
-        return cast("list[Task]",
-                    self._run(timeout, lambda s, now, t: s.list_tasks(now=now, timeout=t)))
+        return self._run(timeout, lambda s, now, t: s.list_tasks(now=now, timeout=t))
 
     def get_task(self, task_id: str, *, timeout: float | None = None) -> Task:
         """A task as the server describes it now (one ``tasks/get``)."""
-        return cast("Task", self._run(
-            timeout, lambda s, now, t: s.get_task(task_id, now=now, timeout=t)))
+        return self._run(
+            timeout, lambda s, now, t: s.get_task(task_id, now=now, timeout=t))
 
     def cancel_task(self, task_id: str, *, timeout: float | None = None) -> Task | None:
         """Ask the server to cancel a task: the final task (2025-11-25) or None (2026, an
         acknowledgement).  :class:`RpcError` for a terminal or unknown task."""
-        return cast("Task | None", self._run(
-            timeout, lambda s, now, t: s.cancel_task(task_id, now=now, timeout=t)))
+        return self._run(
+            timeout, lambda s, now, t: s.cancel_task(task_id, now=now, timeout=t))
 
     def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
-        return cast("list[Resource]",
-                    self._run(timeout, lambda s, now, t: s.list_resources(now=now, timeout=t)))
+        return self._run(timeout, lambda s, now, t: s.list_resources(now=now, timeout=t))
 
     def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
-        return cast("list[ResourceTemplate]", self._run(
-            timeout, lambda s, now, t: s.list_resource_templates(now=now, timeout=t)))
+        return self._run(
+            timeout, lambda s, now, t: s.list_resource_templates(now=now, timeout=t))
 
     def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
         """Read a resource.  Raises :class:`RpcError` for an unknown one."""
-        return cast("ReadResourceResult", self._run(
-            timeout, lambda s, now, t: s.read_resource(uri, now=now, timeout=t)))
+        return self._run(
+            timeout, lambda s, now, t: s.read_resource(uri, now=now, timeout=t))
 
     def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
-        return cast("list[Prompt]",
-                    self._run(timeout, lambda s, now, t: s.list_prompts(now=now, timeout=t)))
+        return self._run(timeout, lambda s, now, t: s.list_prompts(now=now, timeout=t))
 
     def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
                    timeout: float | None = None) -> GetPromptResult:
-        return cast("GetPromptResult", self._run(
-            timeout, lambda s, now, t: s.get_prompt(name, arguments, now=now, timeout=t)))
+        return self._run(
+            timeout, lambda s, now, t: s.get_prompt(name, arguments, now=now, timeout=t))
 
     def complete(self, ref: dict[str, Any], argument_name: str, argument_value: str, *,
                  context_arguments: dict[str, str] | None = None,
                  timeout: float | None = None) -> CompleteResult:
-        return cast("CompleteResult", self._run(
+        return self._run(
             timeout, lambda s, now, t: s.complete(ref, argument_name, argument_value,
                                                   context_arguments=context_arguments,
-                                                  now=now, timeout=t)))
+                                                  now=now, timeout=t))
 
     def subscribe(self, uri: str, *, timeout: float | None = None) -> None:
         self._run(timeout, lambda s, now, t: s.subscribe(uri, now=now, timeout=t))
@@ -878,8 +876,8 @@ class _ClientBase:
     def send_request(self, method: str, params: dict[str, Any] | None = None, *,
                      timeout: float | None = None) -> dict[str, Any]:
         """Any request the typed methods do not cover; returns the raw result object."""
-        return cast("dict[str, Any]", self._run(
-            timeout, lambda s, now, t: s.send_request(method, params, now=now, timeout=t)))
+        return self._run(
+            timeout, lambda s, now, t: s.send_request(method, params, now=now, timeout=t))
 
     def notify_roots_changed(self) -> None:
         """Tell the server the roots changed; it will ask for them again."""
@@ -1044,7 +1042,7 @@ class _HttpConnection(_Pump):
             while (event := flow.next_event()) is not None:
                 self.auth_events.append(event)
 
-    def start(self, op: Callable[[float], RequestHandle],
+    def start(self, op: Callable[[float], RequestHandle[Any]],
               on_progress: ProgressCallback | None = None,
               on_status: StatusCallback | None = None) -> _Waiter:
         # The caller runs its own exchange (it would only wait for a worker to do it): no
@@ -1055,7 +1053,7 @@ class _HttpConnection(_Pump):
         finally:
             self._local.mine = None
 
-    def _started(self, handle: RequestHandle) -> None:
+    def _started(self, handle: RequestHandle[Any]) -> None:
         self._local.mine = handle.id
 
     def _flush(self) -> None:
