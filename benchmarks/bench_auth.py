@@ -215,6 +215,12 @@ def _interleave(calls: dict[str, Any], n: int, repeats: int) -> dict[str, list[f
     return out
 
 
+def _warmup(n: int) -> int:
+    """Calls each client makes before it is timed, so connections are open and first-call
+    costs are paid (half a repeat, at least 30)."""
+    return max(30, n // 2)
+
+
 async def _ainterleave(url: str, clients: dict[str, Any], n: int, repeats: int
                        ) -> dict[str, Any]:
     """The same for clients whose ``call_tool`` is awaited; with the server's counts."""
@@ -253,7 +259,7 @@ def warm_threads(url: str, n: int, repeats: int) -> dict[str, Any]:
         with connect_http(url, timeout=T) as plain, connect_http(url, timeout=T) as twin:
             clients = {"auth": authed, "plain": plain, "twin": twin}
             for c in clients.values():
-                for _ in range(max(30, n // 2)):
+                for _ in range(_warmup(n)):
                     c.call_tool("echo", ECHO)
             calls = {k: (lambda c=c: c.call_tool("echo", ECHO)) for k, c in clients.items()}
             return _checked(url, lambda: _interleave(calls, n, repeats))
@@ -273,13 +279,19 @@ def warm_asyncio(url: str, n: int, repeats: int) -> dict[str, Any]:
             _bench(url, "open")
             async with connect_http(url, timeout=T) as plain, \
                     connect_http(url, timeout=T) as twin:
-                clients = {"auth": authed, "plain": plain, "twin": twin}
-                for c in clients.values():
-                    for _ in range(max(30, n // 2)):
-                        await c.call_tool("echo", ECHO)
-                return await _ainterleave(url, clients, n, repeats)
+                return await _awarm_and_interleave(
+                    url, {"auth": authed, "plain": plain, "twin": twin}, n, repeats)
 
     return asyncio.run(main())
+
+
+async def _awarm_and_interleave(url: str, clients: dict[str, Any], n: int,
+                                repeats: int) -> dict[str, Any]:
+    """Warm every async client up, then time them interleaved repeat by repeat."""
+    for c in clients.values():
+        for _ in range(_warmup(n)):
+            await c.call_tool("echo", ECHO)
+    return await _ainterleave(url, clients, n, repeats)
 
 
 class _SdkStore:
@@ -349,11 +361,8 @@ def warm_sdk(url: str, n: int, repeats: int) -> dict[str, Any]:
             _bench(url, "open")
             async with _sdk_client(url, oauth=False) as plain, \
                     _sdk_client(url, oauth=False) as twin:
-                clients = {"auth": authed, "plain": plain, "twin": twin}
-                for c in clients.values():
-                    for _ in range(max(30, n // 2)):
-                        await c.call_tool("echo", ECHO)
-                return await _ainterleave(url, clients, n, repeats)
+                return await _awarm_and_interleave(
+                    url, {"auth": authed, "plain": plain, "twin": twin}, n, repeats)
 
     return asyncio.run(main())
 
@@ -471,7 +480,7 @@ def warm_raw(url: str, n: int, repeats: int) -> dict[str, Any]:
     twin.initialize()
     clients = {"auth": authed, "plain": plain, "twin": twin}
     for c in clients.values():
-        for _ in range(max(30, n // 2)):
+        for _ in range(_warmup(n)):
             c.echo()
     calls = {k: c.echo for k, c in clients.items()}
     try:

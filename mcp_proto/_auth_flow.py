@@ -317,13 +317,19 @@ class OAuthFlow:
             self._save()
         self.tokens = None
 
+    @property
+    def refreshing(self) -> bool:
+        """Whether the exchange in flight is a refresh: the binding then offers what the
+        store holds (:meth:`offer_record`) before carrying it."""
+        return self.state == "refresh"
+
     def offer_record(self, record: object, *, now: float) -> bool:
         """What the store holds now, just before a refresh request goes out: if another
         process already refreshed (the stored refresh token is not the one about to be
         used), its tokens are taken instead and the refresh is not sent (a rotated refresh
         token is good only once).  True: the refresh exchange was withdrawn; the binding
         must not carry it."""
-        if self.state != "refresh" or self.issuer is None or self.tokens is None:
+        if not self.refreshing or self.issuer is None or self.tokens is None:
             return False
         stored = AuthRecord(self.key, record).tokens(self.issuer)
         if stored is None or stored.refresh_token in (None, self.tokens.refresh_token) \

@@ -23,15 +23,16 @@ def setup_for(url: str, store: Any = None) -> AuthSetup:
 
 def test_the_zone_is_the_strictest_of_the_addresses_used() -> None:
     setup = setup_for("https://mcp.example.test/mcp")
+    flow = setup.new_flow()  # the flow decides; the setup tells it where the server is
     assert setup.quick_zone() == "public"  # a name, nothing observed: the strictest rule
     setup.observe_peer("10.0.0.5")
     assert setup.quick_zone() == "private"
-    assert setup.address_allowed("10.0.0.6") and not setup.address_allowed("127.0.0.1")
+    assert flow.address_allowed("10.0.0.6") and not flow.address_allowed("127.0.0.1")
     setup.observe_peer("127.0.0.1")  # a rebinding answer: never loosens the rule
     assert setup.quick_zone() == "private"
     setup.observe_peer("93.184.216.34")
     assert setup.quick_zone() == "public"
-    assert not setup.address_allowed("10.0.0.6")
+    assert not flow.address_allowed("10.0.0.6")
     setup.observe_peer("10.0.0.5")
     assert setup.quick_zone() == "public"
 

@@ -764,7 +764,7 @@ class HttpPump(AsyncPump):
         setup = self.auth
         flow = self.http.auth
         assert setup is not None and flow is not None
-        if setup.reload_for_refresh(flow, ax):  # another process refreshed already
+        if setup.reload_for_refresh(flow):  # another process refreshed already
             self._after()
             return
         context = cast("AsyncHttpClientBase", self.client)._ssl_context
@@ -774,14 +774,13 @@ class HttpPump(AsyncPump):
             result = value if error is None else f"the exchange failed: {error!r}"
             self.rt.run_soon_threadsafe(token, lambda: self._auth_result(ax, result))
 
-        run_in_daemon_thread(lambda: run_auth_exchange(ax, setup.address_allowed, context),
+        run_in_daemon_thread(lambda: run_auth_exchange(ax, flow.address_allowed, context),
                              done)
 
     def _auth_result(self, ax: AuthExchange, result: AuthResponse | str) -> None:
         flow = self.http.auth
         setup = self.auth
         assert flow is not None and setup is not None
-        flow.mcp_zone = setup.quick_zone()  # resolved by now
         flow.receive_exchange_result(ax.id, result, now=time.monotonic())
         if self.closing:
             # Closed meanwhile: nothing waits for the tokens, but a refresh the authorization

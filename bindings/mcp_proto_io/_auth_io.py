@@ -15,6 +15,7 @@ one implementation with the same checks on every runtime.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import itertools
 import secrets
 import socket
@@ -34,7 +35,7 @@ from mcp_proto import (
     OAuthFlow,
     address_zone,
 )
-from mcp_proto._auth_urls import address_allowed
+from mcp_proto._auth_urls import canonical_resource
 
 from ._auth_redirect import redirect_uri_of
 from ._auth_store import TokenStore
@@ -55,9 +56,11 @@ NO_REDIRECT = "authorization needs a user and no redirect handler is configured"
 READ_SIZE = 16 * 1024
 
 
-def _resolve(host: str, port: int, deadline: float) -> list[str]:
-    if address_zone(host) not in ("name",) and host != "localhost":
-        return [host]
+def _resolve(host: str, port: int) -> list[str]:
+    """The addresses of ``host`` (an IP literal is its own; names, ``localhost`` included,
+    are resolved, so the address connected to is the address checked)."""
+    with contextlib.suppress(ValueError):
+        return [str(ipaddress.ip_address(host))]
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
@@ -69,7 +72,7 @@ def run_auth_exchange(ex: AuthExchange, allowed: Callable[[str], bool],
     url = ex.url
     deadline = ex.deadline
     try:
-        addresses = _resolve(url.host, url.port, deadline)
+        addresses = _resolve(url.host, url.port)
     except OSError as exc:
         return f"cannot resolve {url.host}: {exc.strerror or exc}"
     except (UnicodeError, ValueError) as exc:  # a name the resolver refuses outright
@@ -193,7 +196,7 @@ class AuthSetup:
             self._zone = zone
             flow = self._flow
             if flow is not None:
-                flow.mcp_zone = zone  # its own URL checks use it from now on
+                flow.mcp_zone = zone  # the flow decides with it from now on
 
     def quick_zone(self) -> str:
         """The MCP server's address zone: the strictest of the addresses its connections
@@ -203,15 +206,11 @@ class AuthSetup:
         zone = address_zone(urlsplit(self.url).hostname or "")
         return "public" if zone == "name" else zone
 
-    def address_allowed(self, address: str) -> bool:
-        """Whether an auth exchange may connect to ``address`` (a resolved IP)."""
-        return address_allowed(address, self.quick_zone())
-
     def new_flow(self) -> OAuthFlow:
         """Raises :class:`TokenStoreError` when the store is unsafe to read.  Never blocks on
         the network (the async bindings call it on their loop)."""
         config = self.config()
-        key = OAuthFlow(config, self.url, random_bytes=secrets.token_bytes).key
+        key = canonical_resource(self.url)
         self._flow = OAuthFlow(config, self.url, random_bytes=secrets.token_bytes,
                                wall_offset=time.time() - time.monotonic(),
                                mcp_zone=self.quick_zone(), record=self.store.load(key),
@@ -230,11 +229,11 @@ class AuthSetup:
             self.store.save(key, record)
             self._saved = max(self._saved, serial)
 
-    def reload_for_refresh(self, flow: OAuthFlow, ex: AuthExchange) -> bool:
+    def reload_for_refresh(self, flow: OAuthFlow) -> bool:
         """Before a refresh request goes out: give the flow what the store holds now (another
         process may have refreshed already: a rotated refresh token is good once).  True:
         the flow took those tokens and the exchange must not be carried."""
-        if ex.purpose != "refresh":
+        if not flow.refreshing:  # the store is read only when it can matter
             return False
         try:
             record = self.store.load(flow.key)

@@ -1122,7 +1122,7 @@ class _HttpConnection(_Pump):
         setup = self.auth
         assert setup is not None
         with self.lock:
-            withdrawn = setup.reload_for_refresh(flow, ax)
+            withdrawn = setup.reload_for_refresh(flow)
             if withdrawn:
                 self._queue_output_locked()
                 events = self._drain_locked()
@@ -1132,11 +1132,10 @@ class _HttpConnection(_Pump):
             return
         try:
             result: AuthResponse | str = run_auth_exchange(
-                ax, setup.address_allowed, cast("HttpClient", self.client)._ssl_context)
+                ax, flow.address_allowed, cast("HttpClient", self.client)._ssl_context)
         except Exception as exc:  # a bug must fail the waiting calls, not strand them
             result = f"the exchange failed: {exc!r}"
         with self.lock:
-            flow.mcp_zone = setup.quick_zone()  # resolved by now
             flow.receive_exchange_result(ax.id, result, now=time.monotonic())
             self._queue_output_locked()
             events = self._drain_locked()
