@@ -287,7 +287,7 @@ class _Run:
     def feed(self, data: bytes) -> None:
         self.step("receive_data", lambda: self.session.receive_data(data, now=self.now))
         if self.session.state is not State.CLOSED:
-            held = self.session._framer.buffered
+            held = self.session._inbox.reader.framer.buffered
             assert held <= self.limit + 1, f"framer holds {held} bytes, limit {self.limit}"
 
     def tick(self, dt: float) -> None:
@@ -369,7 +369,7 @@ class _Run:
             if s.state is State.PROBING and self.last_sent("initialize") is None:
                 return  # the probe's own deadline came first: it is retried below, later
         init = self.last_sent("initialize") if s.era is None else None
-        if init is None or init not in s._pending:  # not sent yet, or timed out meanwhile
+        if init is None or init not in s._wire.pending:  # not sent yet, or timed out meanwhile
             self.initial_ops()
             return
         result = {"protocolVersion": self.version, "capabilities": SERVER_CAPS,
@@ -602,7 +602,7 @@ class _Run:
 
     def pending_id(self) -> bytes:
         """Mostly the id of a request still awaiting its answer."""
-        pending = sorted(self.session._pending)
+        pending = sorted(self.session._wire.pending)
         if not pending or self.ch.below(4) == 0:
             return self.client_id()
         return str(pending[self.ch.below(len(pending))]).encode()
@@ -750,11 +750,10 @@ class _Run:
             assert s.pending_count == still_open, (
                 f"pending_count {s.pending_count} but {still_open} handles open")
         else:  # the listen stream, a discovery refresh, probe + initialize: not 1:1
-            for p in s._pending.values():
-                role = "the opening" if p.role in ("discover", "initialize") else p.role
-                if role is None or role == "the opening":
+            for p in s._wire.pending.values():
+                if p.answer.hosted:  # the host's operations and the opening
                     assert self.outcomes.get(p.handle) == 0, (
-                        f"{role or p.method} request {p.handle.id} pending for a handle "
+                        f"{p.method} request {p.handle.id} pending for a handle "
                         f"that is not open: {p.handle}")
         self.was_modern = s.era == "modern"
         for handle in self.retried:  # the retry's progress starts afresh
@@ -793,7 +792,7 @@ class _Run:
                 f"{msg.method} _meta {meta!r}"[:300]
         else:
             assert version is None, f"handshake-era {msg.method} with _meta {meta!r}"[:300]
-        pending = s._pending.get(rid)
+        pending = s._wire.pending.get(rid)
         if pending is not None and pending.handle.id != rid:
             self.retried.add(pending.handle)
         if msg.method == "resources/subscribe" and self.renewing and s.era == "legacy":

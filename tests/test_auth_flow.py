@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 import mcp_proto._auth_flow as auth_flow_module
+import mcp_proto._auth_procedure as auth_procedure_module
 from mcp_proto._auth_config import MAX_TOKEN_LIFETIME, MIN_TOKEN_LIFETIME, AuthConfig, Tokens
 from mcp_proto._auth_errors import (
     AuthorizationDenied,
@@ -2339,8 +2340,9 @@ def test_the_transition_table_is_whole() -> None:
     targets = set(TRANSITIONS.values())
     for state in targets - {"done"}:
         assert hasattr(OAuthFlow, f"_enter_{state}"), state
-    tree = ast.parse(inspect.getsource(auth_flow_module))
-    produced = {node.args[0].value for node in ast.walk(tree)
+    produced = {node.args[0].value
+                for module in (auth_flow_module, auth_procedure_module)  # the face, the states
+                for node in ast.walk(ast.parse(inspect.getsource(module)))
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr == "_go" and node.args
                 and isinstance(node.args[0], ast.Constant)}

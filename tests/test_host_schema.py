@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
-from mcp_proto.host import _schema as schema_module
+from mcp_proto.host import _schema_base as schema_module
 from mcp_proto.host._schema import (
     GEMINI_FORMATS,
     GEMINI_SCHEMA_FIELDS,

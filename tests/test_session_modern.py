@@ -570,7 +570,7 @@ def test_m01_schema_check_can_fail() -> None:
                                     MODERN_SCHEMA_VERSION)
     with pytest.raises(AssertionError):  # a modern session's messages are checked as such
         pair = tools_pair()
-        pair.session._out.append(b'{"jsonrpc":"2.0","id":99,"method":"tools/list"}\n')
+        pair.session._wire.out.append(b'{"jsonrpc":"2.0","id":99,"method":"tools/list"}\n')
         pair.sent()
 
 

@@ -33,7 +33,7 @@ from mcp_proto import (
     TaskStateError,
     TaskStatus,
 )
-from mcp_proto._session import TIMER_SLACK
+from mcp_proto._task_runner import TIMER_SLACK
 from mcp_proto._tasks import (
     DEFAULT_POLL_INTERVAL,
     MAX_POLL_FAILURES,
@@ -687,7 +687,7 @@ def test_any_sequence_of_task_answers_ends_the_call_once(
     outcome, _used = expected_end(modern, statuses)
     fetch: JSONObj | None = None
     for i, status in enumerate(statuses[1:], start=1):
-        run = pair.session._runs.get(handle.id)
+        run = pair.session._tasks.runs.get(handle.id)
         if run is None or run.poll_at is None:  # ended, or waiting for tasks/result only
             break
         pair.notify("notifications/tasks/status" if not modern else "notifications/tasks",
@@ -856,10 +856,10 @@ def test_long_polling_keeps_the_timer_heaps_bounded() -> None:
     pair.sent_one()  # tasks/result, waiting
     for _ in range(2000):
         pair.reply(poll(pair), task("input_required", poll_ms=50))
-    assert len(pair.session._timers) < 200
+    assert len(pair.session._wire.timers) < 200
     for i in range(1000):
         pair.session.call_tool("build", now=pair.now)
         call = next(m for m in pair.sent() if m.get("method") == "tools/call")
         pair.reply(call, {"task": task("cancelled", task_id=f"short-{i}")})
     pair.events()
-    assert len(pair.session._task_timers) <= 2 + TIMER_SLACK + 2  # not 2,000 ended entries
+    assert len(pair.session._tasks.timers) <= 2 + TIMER_SLACK + 2  # not 2,000 ended entries
