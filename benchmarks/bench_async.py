@@ -1,16 +1,20 @@
 """Async bindings over stdio: ours (``mcp_proto_io.asyncio`` / ``mcp_proto_io.trio``) vs the
 official SDK (mcp 2.3.0, ``Client(StdioServerParameters(...), mode="legacy")``), per runtime.
 
-Four clients, each in a fresh child process, talk to ``benchmarks/servers/fast_server.py``:
+Five clients, each in a fresh child process, talk to ``benchmarks/servers/fast_server.py``:
 
 * ours on asyncio: ``mcp_proto_io.asyncio.connect_stdio`` under ``asyncio.run``
 * the SDK on asyncio: ``Client`` under ``asyncio.run``
 * ours on trio: ``mcp_proto_io.trio.connect_stdio`` under ``trio.run``
 * the SDK on trio: ``Client`` under ``anyio.run(..., backend="trio")``
+* the floor: a client with no library at all on asyncio (:class:`RawAsyncioClient`: one reader
+  task, a dict of futures, ``json`` over the pipes; no timeouts, no validation)
 
 (a) tools/call ``echo`` round trips/s: sequential (target ours/SDK >= 3 on the same runtime),
     and 64 in flight: 64 tasks sharing one client (target ours/SDK >= 6)
 (b) import time in a fresh interpreter, best of N (target ``mcp_proto_io.asyncio`` <= 0.2 s)
+(c) 64 in flight against the floor: asyncio >= 0.8 of it, trio >= 0.6 (what a binding costs
+    beyond the protocol and the pipes)
 
 Run: ``python benchmarks/bench_async.py [--quick] [--server PATH] [--pin CPUS] [--json PATH]``
 """
@@ -38,11 +42,14 @@ import bench_stdio as S  # shared helpers: SDK client, result text, pooling, imp
 ECHO_ARGS = {"text": "hello world"}
 RUNTIMES = ("asyncio", "trio")
 IMPLS = ("ours", "sdk")
+FLOOR = "raw-asyncio"  # the no-library client (asyncio only: the floor of both runtimes)
 TARGETS = {
     "seq": 3.0,  # ours/SDK calls/s >=, same runtime
     "conc": 6.0,  # ours/SDK calls/s >=, same runtime
     "import": 0.2,  # seconds <=, import mcp_proto_io.asyncio
 }
+#: 64 in flight, ours/floor calls/s >= (the floor is the no-library asyncio client).
+FLOOR_TARGETS = {"asyncio": 0.8, "trio": 0.6}
 # What a program pays to import each client.  The SDK rows add the anyio backend module that
 # ``anyio.run`` loads for the runtime (for trio this imports trio, as our trio binding does).
 IMPORTS = {
@@ -57,6 +64,69 @@ S.IMPORTS.update(IMPORTS)  # S.import_times looks the code up there
 # =========================================================================================
 # child side: one client on one runtime
 # =========================================================================================
+
+
+class RawAsyncioClient:
+    """The floor: an MCP client with no library at all on asyncio (one reader task, a dict of
+    futures by id, ``json`` and the subprocess pipes; no timeouts, no validation).  What a
+    binding costs is measured against this."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self._argv = argv
+        self._futures: dict[int, asyncio.Future[Any]] = {}
+        self._next = 0
+
+    async def __aenter__(self) -> RawAsyncioClient:
+        self._proc = await asyncio.create_subprocess_exec(
+            *self._argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            limit=64 * 1024 * 1024)
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+        await self._request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                           "clientInfo": {"name": "raw", "version": "0"}})
+        self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._proc.stdin is not None
+        self._proc.stdin.close()
+        try:
+            await asyncio.wait_for(self._proc.wait(), 10.0)
+        except asyncio.TimeoutError:
+            self._proc.kill()
+            await self._proc.wait()
+        self._reader.cancel()
+
+    def _write(self, msg: dict[str, Any]) -> None:
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(json.dumps(msg).encode() + b"\n")
+
+    async def _read(self) -> None:
+        stdout = self._proc.stdout
+        assert stdout is not None
+        futures = self._futures
+        try:
+            while line := await stdout.readline():
+                msg = json.loads(line)
+                future = futures.pop(msg.get("id"), None)
+                if future is not None and not future.done():
+                    future.set_result(msg.get("result"))
+        finally:  # the server ended (or wrote garbage): no call waits forever
+            for future in futures.values():
+                if not future.done():
+                    future.set_exception(ConnectionError("the server's output ended"))
+            futures.clear()
+
+    def _request(self, method: str, params: dict[str, Any]) -> asyncio.Future[Any]:
+        self._next += 1
+        future = asyncio.get_running_loop().create_future()
+        self._futures[self._next] = future
+        self._write({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
+        return future
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = await self._request("tools/call",
+                                                     {"name": name, "arguments": arguments})
+        return result
 
 
 async def _in_tasks(runtime: str, worker: Callable[[], Awaitable[None]], count: int) -> None:
@@ -128,6 +198,8 @@ def child_main(key: str, cfg: dict[str, Any]) -> dict[str, Any]:
     server = Path(cfg["server"])
     if impl == "sdk":
         connect = lambda: S._sdk_client(server)  # noqa: E731
+    elif impl == "raw":
+        connect = lambda: RawAsyncioClient([sys.executable, str(server)])  # noqa: E731
     else:
         try:
             connect = _ours_connect(rt, server)
@@ -153,7 +225,7 @@ def child_main(key: str, cfg: dict[str, Any]) -> dict[str, Any]:
 def collect(
     quick: bool = False, pin: str | None = None, server: str | None = None, **counts: int
 ) -> dict[str, Any]:
-    """Run the four clients (interleaved) and the imports; ``counts`` may override
+    """Run the five clients (interleaved) and the imports; ``counts`` may override
     ``n_seq``, ``n_conc``, ``repeats``, ``rounds`` and ``import_runs``."""
     inflight = 64
     out: dict[str, Any] = {
@@ -168,13 +240,16 @@ def collect(
         **counts,
     }
     argv = [sys.executable, str(Path(__file__).resolve()), "--config", json.dumps(out)]
-    # Interleave the four clients round by round so slow drift hits all of them alike.
+    # Interleave the five clients round by round so slow drift hits all of them alike.
     runs: dict[str, list[dict]] = {f"{i}-{rt}": [] for rt in RUNTIMES for i in IMPLS}
+    runs[FLOOR] = []
     for _ in range(out["rounds"]):
         for key, results in runs.items():
             results.append(C.run_child([*argv, "--child", key], 600))
     for key, results in runs.items():
         out[key] = S._pool(results)
+        if key == FLOOR:
+            continue
         res = S.import_times(key, out["import_runs"])
         if key.startswith("ours") and "error" in res:
             res["error"] = f"mcp_proto not importable: {res['error']}"
@@ -216,6 +291,18 @@ def rows(out: dict) -> list[C.Row]:
         (ours_con, ours_med), (sdk_con, sdk_med) = (
             C.stat(x, x.get("connect"), higher=False) for x in (ours, sdk)
         )
+        floor = out.get(FLOOR)
+        if floor is not None:
+            (ours_c, ours_cm), (floor_c, floor_cm) = (
+                C.stat(x, x.get("conc"), higher=True) for x in (ours, floor)
+            )
+            row = C.Row(f"{rt}: {out['inflight']}-in-flight vs no-library floor", ours_c,
+                        floor_c, "calls/s", ours_cm, floor_cm)
+            limit = FLOOR_TARGETS[rt]
+            row.target = f"ours/floor >= {limit:g}"
+            row.ok = None if row.ratio_med is None else row.ratio_med >= limit
+            row.ok_best = row.ok is False and (row.ratio or 0) >= limit
+            r.append(row)
         r.append(
             C.Row(
                 f"{rt}: connect (spawn + initialize)",
@@ -240,8 +327,8 @@ def print_report(out: dict) -> None:
         rows(out),
     )
     print("  per-repeat calls/s")
-    for key in (f"{i}-{rt}" for rt in RUNTIMES for i in IMPLS):
-        res = out[key]
+    for key in [*(f"{i}-{rt}" for rt in RUNTIMES for i in IMPLS), FLOOR]:
+        res = out.get(key, {})
         if "error" in res:
             print(f"  {key:12s} error: {res['error']}")
         for metric in ("seq", "conc"):

@@ -230,9 +230,15 @@ class ClientSession:
     def next_deadline(self) -> float | None:
         """When :meth:`handle_timeout` must next be called (same clock as ``now``), or None."""
         deadline = self._wire.soonest()
-        for other in (self._era.fallback_at,
-                      self._inputs.soonest() if self._inputs.gathers else None,
-                      self._tasks.soonest() if self._tasks.timers else None):
+        other = self._era.fallback_at
+        if other is not None and (deadline is None or other < deadline):
+            deadline = other
+        if self._inputs.gathers:
+            other = self._inputs.soonest()
+            if other is not None and (deadline is None or other < deadline):
+                deadline = other
+        if self._tasks.timers:
+            other = self._tasks.soonest()
             if other is not None and (deadline is None or other < deadline):
                 deadline = other
         return deadline

@@ -128,8 +128,8 @@ class _TaskAnswer(Answer):
 class TaskRunner:
     """Every task a session polls, by the call's handle id, task id and progress token."""
 
-    __slots__ = ("_answer", "_asks", "_owner", "_wire", "inputs", "run_ids", "runs", "timers",
-                 "tokens")
+    __slots__ = ("_answer", "_asks", "_calls_as_tasks", "_caps", "_owner", "_wire", "inputs",
+                 "run_ids", "runs", "timers", "tokens")
 
     def __init__(self, owner: TaskHost, wire: Wire, asks: ServerRequests) -> None:
         self._owner = owner
@@ -141,6 +141,10 @@ class TaskRunner:
         self.run_ids: dict[str, TaskRun] = {}  # by taskId
         self.tokens: dict[int, TaskRun] = {}  # progress tokens of running tasks
         self.inputs: dict[RequestId, TaskRun] = {}  # 2026 input asked of the host
+        # Whether the server runs tool calls as tasks, for the capabilities object it was
+        # read from (asked on every call: worth not walking the dicts each time).
+        self._caps: dict[str, Any] | None = None
+        self._calls_as_tasks = False
 
     # -- what the server offers ----------------------------------------------------------------
 
@@ -151,6 +155,14 @@ class TaskRunner:
             node = node.get(key) if isinstance(node, dict) else None
         return isinstance(node, dict)
 
+    def _tool_calls_as_tasks(self) -> bool:
+        """``tasks.requests.tools.call`` declared (2025-11-25), read once per capabilities."""
+        caps = self._owner.server_capabilities
+        if caps is not self._caps:
+            self._caps = caps
+            self._calls_as_tasks = self.server_tasks("requests", "tools", "call")
+        return self._calls_as_tasks
+
     def mode(self, name: str, task: bool | None) -> str | None:
         """How a ``tools/call`` may become a task: ``"legacy"`` (sent with ``task``, TK-01),
         ``"modern"`` (the server may answer with one, TX-02) or None."""
@@ -159,7 +171,7 @@ class TaskRunner:
             return "modern" if owner.accept_tasks and task is not False else None
         if owner.protocol_version is None or owner.protocol_version < "2025-11-25":
             return None
-        if not self.server_tasks("requests", "tools", "call"):
+        if not self._tool_calls_as_tasks():
             return None  # the server cannot run tool calls as tasks
         tool = owner.tools.get(name)
         support = tool.task_support if tool is not None else "forbidden"
@@ -171,9 +183,9 @@ class TaskRunner:
         """See :meth:`ClientSession.task_support_unknown`."""
         owner = self._owner
         if owner.era != "legacy" or owner.protocol_version is None \
-                or owner.protocol_version < "2025-11-25" or name in owner.tools:
+                or owner.protocol_version < "2025-11-25" or not self._tool_calls_as_tasks():
             return False
-        return self.server_tasks("requests", "tools", "call")
+        return name not in owner.tools
 
     def check(self, method: str) -> None:
         """Raise :class:`LocalProtocolError` when ``method`` (a task operation) is not

@@ -29,34 +29,25 @@ from mcp_proto import (
     AuthorizationRequired,
     AuthResponse,
     AuthStatus,
-    CallToolResult,
     ClientSession,
     Closed,
     Completed,
-    CompleteResult,
     ConnectionClosed,
     Event,
     Failed,
-    GetPromptResult,
     Implementation,
     Limits,
     LocalProtocolError,
     MCPError,
     Progress,
-    Prompt,
-    ReadResourceResult,
     Ready,
     RedirectRequired,
     RequestHandle,
-    Resource,
-    ResourceTemplate,
     SaveRecord,
     ServerExited,
     ServerRequest,
     ServerRequestCancelled,
-    Task,
     TaskStatus,
-    Tool,
     accepted_versions,
     era_of,
 )
@@ -73,6 +64,7 @@ from ._auth_io import (
 )
 from ._auth_redirect import is_async_redirect
 from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
+from ._face_async import AsyncClientFace
 from ._handlers import (
     Handler,
     Handlers,
@@ -852,9 +844,10 @@ class HttpPump(AsyncPump):
         super().close()
 
 
-class AsyncClientBase:
+class AsyncClientBase(AsyncClientFace):
     """The async client API, whatever carries it and whichever runtime runs it.  A dead
-    connection is rebuilt on the next call (a call is never replayed)."""
+    connection is rebuilt on the next call (a call is never replayed).  The operations are
+    :class:`AsyncClientFace`'s; this class connects and runs them."""
 
     _rt: Runtime
 
@@ -1021,28 +1014,6 @@ class AsyncClientBase:
                                      "`await client.connect()` first")
         return self._ready
 
-    @property
-    def server_info(self) -> Implementation:
-        return self._info.server_info
-
-    @property
-    def protocol_version(self) -> str:
-        return self._info.protocol_version
-
-    @property
-    def era(self) -> str:
-        """``"modern"`` (2026-07-28, stateless) or ``"legacy"`` (handshake era)."""
-        return self._info.era
-
-    @property
-    def capabilities(self) -> dict[str, Any]:
-        """The server's capabilities."""
-        return self._info.capabilities
-
-    @property
-    def instructions(self) -> str | None:
-        return self._info.instructions
-
     # -- operations -------------------------------------------------------------------------
 
     async def _live(self) -> AsyncPump:
@@ -1057,121 +1028,12 @@ class AsyncClientBase:
                    on_progress: ProgressCallback | None = None,
                    on_status: StatusCallback | None = None) -> _V:
         """Start ``op(session, now, timeout)`` on the live connection and await its value."""
-        c = await self._live()
+        c = self._conn  # :meth:`_live`, inlined: one coroutine less on every call
+        if c is None or c.closed or self._rt.token() is not self._token:
+            c = await self._connection()
         total = self._timeout if timeout is None else timeout
         session = c.session
         return await c.call(lambda now: op(session, now, total), on_progress, on_status)
-
-    async def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
-        """Every tool of the server, all pages followed.  Raises the errors of any call."""
-        return await self._run(
-            timeout, lambda s, now, t: s.list_tools(now=now, timeout=t))
-
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
-                        timeout: float | None = None, idle_timeout: float | None = None,
-                        on_progress: ProgressCallback | None = None,
-                        task: bool | None = None, task_ttl: float | None = None,
-                        on_task_status: StatusCallback | None = None) -> CallToolResult:
-        """Call a tool and await its result.
-
-        A result with ``is_error`` True is returned, not raised.  Raises :class:`RpcError`
-        (unknown tool, bad arguments), :class:`RequestTimeout` (``timeout`` in total, or
-        ``idle_timeout`` without a response or progress; the server is told to cancel),
-        :class:`ServerExited` (the call is not replayed: decide whether to call again).
-        Cancelling the awaiting task cancels the call on the server too.  ``on_progress``
-        (a function or an async function) gets each :class:`Progress`.  A call that runs as
-        a task (``task``, ``task_ttl``: see :meth:`mcp_proto_io.threads.Client.call_tool`)
-        still returns the tool's result; ``on_task_status`` gets each :class:`TaskStatus`,
-        and cancelling it sends ``tasks/cancel``.
-        """
-        if (await self._live()).session.task_support_unknown(name):
-            await self.list_tools(timeout=timeout)  # TK-01: learn whether it must be a task
-        return await self._run(
-            timeout,
-            lambda s, now, t: s.call_tool(name, arguments, now=now, timeout=t,
-                                          idle_timeout=idle_timeout,
-                                          progress=on_progress is not None,
-                                          task=task, task_ttl=task_ttl),
-            on_progress, on_task_status)
-
-    async def resume_task(self, task_id: str, *, timeout: float | None = None,
-                          on_task_status: StatusCallback | None = None) -> CallToolResult:
-        """Await a tool call's task another client started (its id kept across a restart);
-        returns the tool's result.  Raises as :meth:`call_tool`, and :class:`TaskNotFound`
-        when the server no longer knows it."""
-        return await self._run(
-            timeout, lambda s, now, t: s.resume_task(task_id, now=now, timeout=t),
-            None, on_task_status)
-
-    async def list_tasks(self, *, timeout: float | None = None) -> list[Task]:
-        """The server's tasks (2025-11-25 ``tasks/list``, every page)."""
-        return await self._run(
-            timeout, lambda s, now, t: s.list_tasks(now=now, timeout=t))
-
-    async def get_task(self, task_id: str, *, timeout: float | None = None) -> Task:
-        """A task as the server describes it now (one ``tasks/get``)."""
-        return await self._run(
-            timeout, lambda s, now, t: s.get_task(task_id, now=now, timeout=t))
-
-    async def cancel_task(self, task_id: str, *, timeout: float | None = None) -> Task | None:
-        """Ask the server to cancel a task: the final task (2025-11-25) or None (2026)."""
-        return await self._run(
-            timeout, lambda s, now, t: s.cancel_task(task_id, now=now, timeout=t))
-
-    async def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
-        return await self._run(
-            timeout, lambda s, now, t: s.list_resources(now=now, timeout=t))
-
-    async def list_resource_templates(self, *,
-                                      timeout: float | None = None) -> list[ResourceTemplate]:
-        return await self._run(
-            timeout, lambda s, now, t: s.list_resource_templates(now=now, timeout=t))
-
-    async def read_resource(self, uri: str, *,
-                            timeout: float | None = None) -> ReadResourceResult:
-        """Read a resource.  Raises :class:`RpcError` for an unknown one."""
-        return await self._run(
-            timeout, lambda s, now, t: s.read_resource(uri, now=now, timeout=t))
-
-    async def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
-        return await self._run(
-            timeout, lambda s, now, t: s.list_prompts(now=now, timeout=t))
-
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
-                         timeout: float | None = None) -> GetPromptResult:
-        return await self._run(
-            timeout, lambda s, now, t: s.get_prompt(name, arguments, now=now, timeout=t))
-
-    async def complete(self, ref: dict[str, Any], argument_name: str, argument_value: str, *,
-                       context_arguments: dict[str, str] | None = None,
-                       timeout: float | None = None) -> CompleteResult:
-        return await self._run(
-            timeout, lambda s, now, t: s.complete(ref, argument_name, argument_value,
-                                                  context_arguments=context_arguments,
-                                                  now=now, timeout=t))
-
-    async def subscribe(self, uri: str, *, timeout: float | None = None) -> None:
-        await self._run(timeout, lambda s, now, t: s.subscribe(uri, now=now, timeout=t))
-
-    async def unsubscribe(self, uri: str, *, timeout: float | None = None) -> None:
-        await self._run(timeout, lambda s, now, t: s.unsubscribe(uri, now=now, timeout=t))
-
-    async def set_logging_level(self, level: str, *, timeout: float | None = None) -> None:
-        await self._run(timeout,
-                        lambda s, now, t: s.set_logging_level(level, now=now, timeout=t))
-
-    async def ping(self, *, timeout: float | None = None) -> None:
-        await self._run(timeout, lambda s, now, t: s.ping(now=now, timeout=t))
-
-    async def send_request(self, method: str, params: dict[str, Any] | None = None, *,
-                           timeout: float | None = None) -> dict[str, Any]:
-        """Any request the typed methods do not cover; returns the raw result object."""
-        return await self._run(
-            timeout, lambda s, now, t: s.send_request(method, params, now=now, timeout=t))
-
-    async def notify_roots_changed(self) -> None:
-        """Tell the server the roots changed; it will ask for them again."""
-        (await self._live()).notify(lambda session: session.notify_roots_list_changed())
 
 
 class AsyncStdioClientBase(AsyncClientBase):

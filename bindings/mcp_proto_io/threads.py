@@ -37,33 +37,24 @@ from mcp_proto import (
     AuthorizationRequired,
     AuthResponse,
     AuthStatus,
-    CallToolResult,
     ClientSession,
     Closed,
     Completed,
-    CompleteResult,
     ConnectionClosed,
     Event,
     Failed,
-    GetPromptResult,
     Implementation,
     Limits,
     LocalProtocolError,
     MCPError,
     Progress,
-    Prompt,
-    ReadResourceResult,
     Ready,
     RedirectRequired,
     RequestHandle,
-    Resource,
-    ResourceTemplate,
     SaveRecord,
     ServerExited,
     ServerRequest,
-    Task,
     TaskStatus,
-    Tool,
     accepted_versions,
     era_of,
 )
@@ -79,6 +70,7 @@ from ._auth_io import (
 )
 from ._auth_redirect import is_async_redirect
 from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
+from ._face_sync import ClientFace
 from ._fds import wait_fd
 from ._handlers import (
     Handler,
@@ -622,9 +614,10 @@ class _Connection(_Pump):
             self.stderr.add(data)
 
 
-class _ClientBase:
+class _ClientBase(ClientFace):
     """The blocking client API, whatever carries it (stdio or HTTP).  Thread-safe.  A dead
-    connection is rebuilt on the next call (a call is never replayed)."""
+    connection is rebuilt on the next call (a call is never replayed).  The operations are
+    :class:`ClientFace`'s (generated from the async face); this class connects and runs them."""
 
     def __init__(self, key: Hashable, *, timeout: float, client_info: Implementation | None,
                  limits: Limits | None, protocol_version: str | None,
@@ -741,29 +734,10 @@ class _ClientBase:
         assert self._ready is not None
         return self._ready
 
-    @property
-    def server_info(self) -> Implementation:
-        return self._info.server_info
-
-    @property
-    def protocol_version(self) -> str:
-        return self._info.protocol_version
-
-    @property
-    def era(self) -> str:
-        """``"modern"`` (2026-07-28, stateless) or ``"legacy"`` (handshake era)."""
-        return self._info.era
-
-    @property
-    def capabilities(self) -> dict[str, Any]:
-        """The server's capabilities."""
-        return self._info.capabilities
-
-    @property
-    def instructions(self) -> str | None:
-        return self._info.instructions
-
     # -- operations -------------------------------------------------------------------------
+
+    def _live(self) -> _Pump:
+        return self._connection()
 
     def _run(self, timeout: float | None,
              op: Callable[[ClientSession, float, float], RequestHandle[_V]],
@@ -773,116 +747,6 @@ class _ClientBase:
         c = self._connection()
         total = self._timeout if timeout is None else timeout
         return c.call(lambda now: op(c.session, now, total), on_progress, on_status)
-
-    def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
-        """Every tool of the server, all pages followed.  Raises the errors of any call."""
-        return self._run(timeout, lambda s, now, t: s.list_tools(now=now, timeout=t))
-
-    def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
-                  timeout: float | None = None, idle_timeout: float | None = None,
-                  on_progress: ProgressCallback | None = None, task: bool | None = None,
-                  task_ttl: float | None = None,
-                  on_task_status: StatusCallback | None = None) -> CallToolResult:
-        """Call a tool and wait for its result.
-
-        A result with ``is_error`` True is returned, not raised.  Raises :class:`RpcError`
-        (unknown tool, bad arguments), :class:`RequestTimeout` (``timeout`` in total, or
-        ``idle_timeout`` without a response or progress; the server is told to cancel),
-        :class:`ServerExited` (the call is not replayed: decide whether to call again).
-        ``on_progress`` is called on the reader thread with each :class:`Progress`.
-
-        A call may run as a task (section 9): in 2025-11-25 when the tool requires it, or
-        allows it and ``task`` is True (``task_ttl`` seconds of retention asked); in
-        2026-07-28 when the server decides.  It still returns the tool's result, polling the
-        task meanwhile; ``on_task_status`` gets each :class:`TaskStatus` (its ``task.task_id``
-        can be kept to :meth:`resume_task` after a restart).  The task's failure raises its
-        error, a cancelled task :class:`TaskCancelled`; a timeout sends ``tasks/cancel``.
-        """
-        if self._connection().session.task_support_unknown(name):
-            self.list_tools(timeout=timeout)  # TK-01: learn whether it must be a task
-        return self._run(
-            timeout,
-            lambda s, now, t: s.call_tool(name, arguments, now=now, timeout=t,
-                                          idle_timeout=idle_timeout,
-                                          progress=on_progress is not None,
-                                          task=task, task_ttl=task_ttl),
-            on_progress, on_task_status)
-
-    def resume_task(self, task_id: str, *, timeout: float | None = None,
-                    on_task_status: StatusCallback | None = None) -> CallToolResult:
-        """Wait for a tool call's task another client started (its id kept across a restart):
-        polls it to the end and returns the tool's result.  Raises as :meth:`call_tool`,
-        :class:`TaskNotFound` when the server no longer knows it, and
-        :class:`LocalProtocolError` if the server has no tasks."""
-        return self._run(
-            timeout, lambda s, now, t: s.resume_task(task_id, now=now, timeout=t),
-            None, on_task_status)
-
-    def list_tasks(self, *, timeout: float | None = None) -> list[Task]:
-        """The server's tasks (2025-11-25 ``tasks/list``, every page)."""
-        return self._run(timeout, lambda s, now, t: s.list_tasks(now=now, timeout=t))
-
-    def get_task(self, task_id: str, *, timeout: float | None = None) -> Task:
-        """A task as the server describes it now (one ``tasks/get``)."""
-        return self._run(
-            timeout, lambda s, now, t: s.get_task(task_id, now=now, timeout=t))
-
-    def cancel_task(self, task_id: str, *, timeout: float | None = None) -> Task | None:
-        """Ask the server to cancel a task: the final task (2025-11-25) or None (2026, an
-        acknowledgement).  :class:`RpcError` for a terminal or unknown task."""
-        return self._run(
-            timeout, lambda s, now, t: s.cancel_task(task_id, now=now, timeout=t))
-
-    def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
-        return self._run(timeout, lambda s, now, t: s.list_resources(now=now, timeout=t))
-
-    def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
-        return self._run(
-            timeout, lambda s, now, t: s.list_resource_templates(now=now, timeout=t))
-
-    def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
-        """Read a resource.  Raises :class:`RpcError` for an unknown one."""
-        return self._run(
-            timeout, lambda s, now, t: s.read_resource(uri, now=now, timeout=t))
-
-    def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
-        return self._run(timeout, lambda s, now, t: s.list_prompts(now=now, timeout=t))
-
-    def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
-                   timeout: float | None = None) -> GetPromptResult:
-        return self._run(
-            timeout, lambda s, now, t: s.get_prompt(name, arguments, now=now, timeout=t))
-
-    def complete(self, ref: dict[str, Any], argument_name: str, argument_value: str, *,
-                 context_arguments: dict[str, str] | None = None,
-                 timeout: float | None = None) -> CompleteResult:
-        return self._run(
-            timeout, lambda s, now, t: s.complete(ref, argument_name, argument_value,
-                                                  context_arguments=context_arguments,
-                                                  now=now, timeout=t))
-
-    def subscribe(self, uri: str, *, timeout: float | None = None) -> None:
-        self._run(timeout, lambda s, now, t: s.subscribe(uri, now=now, timeout=t))
-
-    def unsubscribe(self, uri: str, *, timeout: float | None = None) -> None:
-        self._run(timeout, lambda s, now, t: s.unsubscribe(uri, now=now, timeout=t))
-
-    def set_logging_level(self, level: str, *, timeout: float | None = None) -> None:
-        self._run(timeout, lambda s, now, t: s.set_logging_level(level, now=now, timeout=t))
-
-    def ping(self, *, timeout: float | None = None) -> None:
-        self._run(timeout, lambda s, now, t: s.ping(now=now, timeout=t))
-
-    def send_request(self, method: str, params: dict[str, Any] | None = None, *,
-                     timeout: float | None = None) -> dict[str, Any]:
-        """Any request the typed methods do not cover; returns the raw result object."""
-        return self._run(
-            timeout, lambda s, now, t: s.send_request(method, params, now=now, timeout=t))
-
-    def notify_roots_changed(self) -> None:
-        """Tell the server the roots changed; it will ask for them again."""
-        self._connection().notify(lambda session: session.notify_roots_list_changed())
-
 
 
 class Client(_ClientBase):
