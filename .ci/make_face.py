@@ -39,18 +39,18 @@ WORDS = (
 _ASYNC = re.compile(r"\basync def ")
 _AWAIT = re.compile(r"\bawait ")
 _LIVE = re.compile(r"\(self\._live\(\)\)")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')  # a one-line string literal
 
 
 def _depth(code: str) -> int:
     """The change of bracket depth over the code of a line (its strings are not brackets)."""
-    code = re.sub(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'', '""', code)
+    code = _STRING.sub('""', code)
     return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
 def _code_and_comment(line: str) -> tuple[str, str]:
     """A code line split before its comment (a ``#`` inside a string is not one)."""
-    blanked = re.sub(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'',
-                     lambda m: "x" * len(m.group()), line)
+    blanked = _STRING.sub(lambda m: "x" * len(m.group()), line)
     cut = blanked.find("#")
     return (line, "") if cut < 0 else (line[:cut], line[cut:])
 

@@ -25,19 +25,23 @@ from ._errors import (
 )
 from ._events import RequestHandle
 from ._modern import Discovered, parse_discover
+from ._operations import raw_result
 from ._state import Input, State, transition
 from ._types import Implementation, parse_implementation
 from ._versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ._wire import Answer, Pending, Wire
 
-__all__ = ["ERA_MODES", "EraChoice", "Opener"]
+__all__ = ["ERA_MODES", "EraChoice", "Opener", "check_mode"]
 
 ERA_MODES = ("auto", "modern", "legacy")
 """``start(era=...)``: probe and fall back, discover only, or handshake only."""
 
 
-def _raw(result: dict[str, Any]) -> dict[str, Any]:
-    return result
+def check_mode(mode: str) -> None:
+    """Raise ``ValueError`` for an ``era`` that is not one of :data:`ERA_MODES`."""
+    if mode not in ERA_MODES:
+        raise ValueError(f"era must be 'auto', 'modern' or 'legacy', got {mode!r}")
+
 
 
 class Opener(Protocol):
@@ -167,8 +171,7 @@ class EraChoice:
               discovered: Discovered | None) -> RequestHandle[Any]:
         """Open in whichever era ``mode`` allows (see :meth:`ClientSession.start`).  Raises
         ``ValueError`` for an unknown mode, :class:`LocalProtocolError` past IDLE."""
-        if mode not in ERA_MODES:
-            raise ValueError(f"era must be 'auto', 'modern' or 'legacy', got {mode!r}")
+        check_mode(mode)
         self.mode = mode
         if mode == "legacy" or not self.modern_versions:
             return self.initialize(now, timeout)
@@ -186,7 +189,7 @@ class EraChoice:
                     # S-02: stale.  Refresh it without making anyone wait; if the server no
                     # longer answers it as a modern server, the assumption failed (V-20).
                     wire.request(wire.take_id(), handle, "server/discover", None, now,
-                                 timeout, _raw, self._refresh)
+                                 timeout, raw_result, self._refresh)
                 return handle
         self.send_discover(rid, handle, self.modern_versions[0], now, timeout)
         if mode == "auto" and self.legacy_versions:
@@ -198,14 +201,14 @@ class EraChoice:
         wire = self._wire
         params = self._owner._handshake_params(self.legacy_versions[0])
         wire.request(wire.take_id() if rid is None else rid, self.handle, "initialize",
-                     params, now, self._timeout, _raw, self._handshake)
+                     params, now, self._timeout, raw_result, self._handshake)
 
     def send_discover(self, rid: int, handle: RequestHandle[Any], version: str, now: float,
                       timeout: float | None) -> Pending:
         wire = self._wire
         wire.meta = self._owner._modern_meta(version)
-        p = wire.request(rid, handle, "server/discover", None, now, timeout, _raw, self._probe,
-                         modern=True)
+        p = wire.request(rid, handle, "server/discover", None, now, timeout, raw_result,
+                         self._probe, modern=True)
         self.probe_sent = True
         return p
 

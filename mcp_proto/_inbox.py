@@ -16,7 +16,6 @@ from ._cache import ResponseCache
 from ._era import EraChoice
 from ._errors import MCPError, RemoteProtocolError, RpcError, modern_rpc_error
 from ._events import (
-    BadMessage,
     ListChanged,
     LogMessage,
     OtherNotification,
@@ -101,8 +100,7 @@ class Inbox:
 
     def bad(self, error: MCPError) -> None:
         """Count and report input that belongs to no request."""
-        self._wire.stats.bad_messages += 1
-        self._wire.events.append(BadMessage(error=error))
+        self._wire.bad(error)
 
     def _on_unreadable(self, item: Unreadable) -> None:
         if item.request_id is not None:

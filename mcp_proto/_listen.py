@@ -14,6 +14,7 @@ from typing import Any
 
 from ._errors import MCPError, RemoteProtocolError, RequestCancelled
 from ._events import Completed, Failed, RequestHandle, SubscriptionEnded
+from ._operations import no_result
 from ._wire import Answer, Pending, Wire
 
 __all__ = ["Subscriptions"]
@@ -22,9 +23,6 @@ __all__ = ["Subscriptions"]
 _LIST_FLAGS = (("tools", "toolsListChanged"), ("prompts", "promptsListChanged"),
                ("resources", "resourcesListChanged"))
 
-
-def _empty(result: dict[str, Any]) -> None:
-    return None
 
 
 class _Listen(Answer):
@@ -92,7 +90,7 @@ class Subscriptions:
             return
         rid = wire.take_id()
         wire.request(rid, RequestHandle(rid, "subscriptions/listen"), "subscriptions/listen",
-                     {"notifications": wanted}, now, None, _empty, self._answer)
+                     {"notifications": wanted}, now, None, no_result, self._answer)
         self.listen_rid = rid
         self.asked = wanted
 

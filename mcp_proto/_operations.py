@@ -12,7 +12,17 @@ from typing import Any
 from ._errors import RemoteProtocolError
 from ._modern import ttl_seconds
 
-__all__ = ["ListWalk"]
+__all__ = ["ListWalk", "no_result", "raw_result"]
+
+
+def raw_result(result: dict[str, Any]) -> dict[str, Any]:
+    """The parse of an operation whose value is the result object itself."""
+    return result
+
+
+def no_result(result: dict[str, Any]) -> None:
+    """The parse of an operation that completes with None (subscribe, ping, ...)."""
+    return None
 
 
 class ListWalk:

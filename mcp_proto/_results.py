@@ -17,10 +17,10 @@ from typing import Any, Protocol
 from ._cache import MISS, ResponseCache
 from ._era import EraChoice
 from ._errors import ConnectionClosed, LocalProtocolError, MCPError, RemoteProtocolError, RpcError
-from ._events import BadMessage, Completed, Failed, RequestHandle
+from ._events import Completed, Failed, RequestHandle
 from ._modern import CACHEABLE, MRTR_METHODS, mcp_header_params, ttl_seconds
 from ._mrtr import InputGathering
-from ._operations import ListWalk
+from ._operations import ListWalk, raw_result
 from ._server_requests import INVALID_PARAMS
 from ._state import State, allowed_to_send
 from ._task_runner import TaskRunner
@@ -29,9 +29,6 @@ from ._wire import Answer, Pending, Wire
 
 __all__ = ["OperationHost", "Operations"]
 
-
-def _raw(result: dict[str, Any]) -> dict[str, Any]:
-    return result
 
 
 class OperationHost(Protocol):
@@ -125,7 +122,7 @@ class Operations(Answer):
         limits = self._wire.limits
         walk = ListWalk(method, key, parse, max_pages=limits.max_pages,
                         max_items=limits.max_list_items)
-        return self.request(method, None, now, timeout, _raw, walk=walk)
+        return self.request(method, None, now, timeout, raw_result, walk=walk)
 
     # -- answers ------------------------------------------------------------------------------
 
@@ -208,9 +205,7 @@ class Operations(Answer):
                 try:
                     mcp_header_params(tool.input_schema)
                 except ValueError as exc:
-                    wire.stats.bad_messages += 1
-                    wire.events.append(BadMessage(error=RemoteProtocolError(
-                        f"tool {tool.name!r} left out: {exc}"[:300])))
+                    wire.bad(RemoteProtocolError(f"tool {tool.name!r} left out: {exc}"[:300]))
                     continue
             kept.append(tool)
         self.tools = {tool.name: tool for tool in kept}

@@ -53,11 +53,11 @@ def refusal(capabilities: dict[str, Any], method: str,
     return (METHOD_NOT_FOUND, f"method not found: {method}")
 
 
-def check_json(what: str | None, result: object) -> None:
-    """Raise :class:`LocalProtocolError` when a host's answer is not JSON (the question stays
-    open: the host answers again, or with an error)."""
+def check_json(what: str | None, result: object) -> bytes:
+    """``result`` encoded; raises :class:`LocalProtocolError` when a host's answer is not JSON
+    (the question stays open: the host answers again, or with an error)."""
     try:
-        dumps(result)
+        return dumps(result)
     except (TypeError, ValueError) as exc:
         raise LocalProtocolError(f"the answer to {what} is not JSON: {exc}; the request is "
                                  "still open") from None
@@ -108,11 +108,7 @@ class ServerRequests:
         if method is None:
             return False
         wire = self._wire
-        try:
-            data = dumps(obj)
-        except (TypeError, ValueError) as exc:
-            raise LocalProtocolError(f"the answer to {method} is not JSON: {exc}; the request "
-                                     "is still open") from None
+        data = check_json(method, obj)
         del self.open[request_id]
         wire.out.append(data)
         wire.out.append(b"\n")

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._cache import ResponseCache
-from ._era import ERA_MODES, EraChoice
+from ._era import EraChoice, check_mode
 from ._errors import (
     ConnectionClosed,
     LocalProtocolError,
@@ -40,7 +40,7 @@ from ._limits import Limits
 from ._listen import Subscriptions
 from ._modern import Discovered, request_meta
 from ._mrtr import InputGathering
-from ._operations import ListWalk
+from ._operations import ListWalk, no_result, raw_result
 from ._results import Operations
 from ._server_requests import INTERNAL_ERROR, MAX_HANDLER_MESSAGE, ServerRequests
 from ._state import Input, State, transition
@@ -75,12 +75,6 @@ _LOG_LEVELS = frozenset(
 )
 
 
-def _empty(result: dict[str, Any]) -> None:
-    return None
-
-
-def _raw(result: dict[str, Any]) -> dict[str, Any]:
-    return result
 
 
 class ClientSession:
@@ -339,8 +333,7 @@ class ClientSession:
         True: some handshake-era servers exit on any request before ``initialize`` (V-23);
         start a new process and call ``start(era="legacy")``.
         """
-        if era not in ERA_MODES:
-            raise ValueError(f"era must be 'auto', 'modern' or 'legacy', got {era!r}")
+        check_mode(era)  # before anything changes
         self._subs.renew = frozenset(subscriptions)
         self._wire.now = now
         return self._era.start(now, timeout, era, discovered)
@@ -402,7 +395,7 @@ class ClientSession:
         if self._can_subscribe():
             for uri in sorted(self._subs.renew):
                 self._subs.uris.add(uri)
-                self._op.request("resources/subscribe", {"uri": uri}, wire.now, None, _empty)
+                self._op.request("resources/subscribe", {"uri": uri}, wire.now, None, no_result)
 
     def _opened_modern(self, handle: RequestHandle[Any], version: str,
                        discovered: Discovered) -> None:
@@ -539,7 +532,7 @@ class ClientSession:
         self._require_subscribe()
         if self.era == "modern":
             return self._resubscribe(uri, True, now, timeout)
-        handle = self._op.request("resources/subscribe", {"uri": uri}, now, timeout, _empty)
+        handle = self._op.request("resources/subscribe", {"uri": uri}, now, timeout, no_result)
         self._subs.uris.add(uri)
         return handle
 
@@ -550,7 +543,7 @@ class ClientSession:
         if self.era == "modern":
             return self._resubscribe(uri, False, now, timeout)
         self._subs.uris.discard(uri)
-        return self._op.request("resources/unsubscribe", {"uri": uri}, now, timeout, _empty)
+        return self._op.request("resources/unsubscribe", {"uri": uri}, now, timeout, no_result)
 
     def set_logging_level(self, level: str, *, now: float,
                           timeout: float | None = None) -> RequestHandle[None]:
@@ -565,20 +558,20 @@ class ClientSession:
             assert self.protocol_version is not None
             self._wire.meta = self._modern_meta(self.protocol_version)
             return self._op.done_now(RequestHandle(self._wire.take_id(), "logging/setLevel"), None)
-        return self._op.request("logging/setLevel", {"level": level}, now, timeout, _empty,
+        return self._op.request("logging/setLevel", {"level": level}, now, timeout, no_result,
                              capability="logging")
 
     def ping(self, *, now: float, timeout: float | None = None) -> RequestHandle[None]:
         """``ping`` (G-01).  Completes with None.  Allowed during the handshake (L-05)."""
         if self.era == "modern":  # no ping in 2026-07-28: server/discover is the cheap request
-            return self._op.request("server/discover", None, now, timeout, _empty)
-        return self._op.request("ping", None, now, timeout, _empty)
+            return self._op.request("server/discover", None, now, timeout, no_result)
+        return self._op.request("ping", None, now, timeout, no_result)
 
     def send_request(self, method: str, params: dict[str, Any] | None = None, *, now: float,
                      timeout: float | None = None, idle_timeout: float | None = None,
                      progress: bool = False) -> RequestHandle[dict[str, Any]]:
         """Any other request; completes with the raw result object (a dict)."""
-        return self._op.request(method, params, now, timeout, _raw, progress=progress,
+        return self._op.request(method, params, now, timeout, raw_result, progress=progress,
                              idle_timeout=idle_timeout)
 
     def notify_roots_list_changed(self) -> None:
@@ -692,7 +685,7 @@ class ClientSession:
         walk = ListWalk("tasks/list", "tasks",
                         lambda item: parse_task(item, modern=False, where="tasks/list"),
                         max_pages=limits.max_pages, max_items=limits.max_list_items)
-        return self._op.request("tasks/list", None, now, timeout, _raw, walk=walk)
+        return self._op.request("tasks/list", None, now, timeout, raw_result, walk=walk)
 
     def get_task(self, task_id: str, *, now: float,
                  timeout: float | None = None) -> RequestHandle[Task]:

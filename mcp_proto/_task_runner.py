@@ -29,6 +29,7 @@ from ._errors import (
 from ._events import Completed, Failed, Progress, RequestHandle, TaskStatus
 from ._jsonrpc import RequestId
 from ._modern import parse_input_required
+from ._operations import raw_result
 from ._server_requests import INVALID_PARAMS, ServerRequests, check_json, refusal
 from ._state import State
 from ._tasks import (
@@ -55,9 +56,6 @@ def finite_number(value: object) -> TypeGuard[float]:
     """An int (not a bool) or a finite float: what progress values may be (P-02)."""
     return type(value) is int or (type(value) is float and math.isfinite(value))
 
-
-def _raw(result: dict[str, Any]) -> dict[str, Any]:
-    return result
 
 
 class TaskHost(Protocol):
@@ -256,7 +254,7 @@ class TaskRunner:
         if timeout is None:
             timeout = min(run.idle_timeout, remaining)
         p = wire.request(wire.take_id(), run.handle, method, params, now, max(timeout, 1e-3),
-                         _raw, self._answer, total_deadline=run.total_deadline,
+                         raw_result, self._answer, total_deadline=run.total_deadline,
                          idle_timeout=max(timeout, 1e-3))
         p.run = run
         run.rids.add(p.rid)
@@ -507,7 +505,7 @@ class TaskRunner:
         if cancel and task is not None and not task.terminal \
                 and self._owner.state is State.READY and self._can_cancel():
             p = wire.request(wire.take_id(), run.handle, "tasks/cancel",
-                             {"taskId": task.task_id}, wire.now, run.idle_timeout, _raw,
+                             {"taskId": task.task_id}, wire.now, run.idle_timeout, raw_result,
                              self._answer, idle_timeout=run.idle_timeout)
             p.run = run  # done: its answer is dropped
         wire.events.append(Failed(handle=run.handle, error=error))

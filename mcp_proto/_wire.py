@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._errors import LocalProtocolError, MCPError, RequestTimeout, RpcError
-from ._events import Event, RequestHandle
+from ._events import BadMessage, Event, RequestHandle
 from ._jsonrpc import RequestId, dumps
 from ._limits import Limits
 from ._operations import ListWalk
@@ -192,6 +192,11 @@ class Wire:
         if reason:
             params["reason"] = reason
         self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+
+    def bad(self, error: MCPError) -> None:
+        """Count and report something the server sent that belongs to no request."""
+        self.stats.bad_messages += 1
+        self.events.append(BadMessage(error=error))
 
     def data_to_send(self) -> bytes:
         """Everything queued, as one NDJSON byte string (possibly empty)."""
