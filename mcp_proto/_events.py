@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from ._build import builder
 from ._errors import MCPError
 from ._jsonrpc import RequestId
 from ._tasks import Task
@@ -32,6 +33,9 @@ __all__ = [
     "ServerRequestCancelled",
     "SubscriptionEnded",
     "TaskStatus",
+    "make_completed",
+    "make_failed",
+    "make_handle",
 ]
 
 
@@ -182,3 +186,11 @@ Event = (
     | LogMessage | ListChanged | ResourceUpdated | OtherNotification | BadMessage | Closed
     | SubscriptionEnded | TaskStatus
 )
+
+# The records every call makes, built without ``object.__setattr__`` (see ``_build``).
+make_handle = builder(RequestHandle)
+"""``make_handle(id, method)``: a :class:`RequestHandle`."""
+make_completed = builder(Completed)
+"""``make_completed(handle, value)``: a :class:`Completed`."""
+make_failed = builder(Failed)
+"""``make_failed(handle, error)``: a :class:`Failed`."""

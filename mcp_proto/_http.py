@@ -50,6 +50,7 @@ from ._errors import (
     RemoteProtocolError,
     SessionExpired,
 )
+from ._json import loads
 from ._modern import PROTOCOL_VERSION_KEY, header_value, mcp_header_params
 from ._session import ClientSession
 from ._sse import SseEvent, SseOversize, SseParser
@@ -575,7 +576,7 @@ class StreamableHttp:
         if event.event != "message" or not event.data:
             return  # priming events carry no message (H-06); other types are not MCP's
         try:
-            obj = json.loads(event.data)
+            obj = loads(event.data)
         except (ValueError, RecursionError):
             obj = event.data  # reported by the session as a bad message
         self.session.receive_message(obj, now=now)

@@ -8,12 +8,13 @@ tail says so, so that one request fails instead of none.
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ._errors import MCPError, MessageTooLarge, RemoteProtocolError
+from ._json import loads
 from ._ndjson import NdjsonFramer, Oversize
 
 __all__ = ["END", "LineReader", "Unreadable"]
@@ -59,20 +60,38 @@ class LineReader:
         """The stream ended: a final unterminated line becomes readable."""
         self.framer.feed_eof()
 
+    def items(self) -> Iterator[Any]:
+        """Each complete line's value in turn, as :meth:`next` gives them, until none is
+        left (lines that came together are split in one pass, and each is decoded only
+        when its turn comes)."""
+        framer = self.framer
+        take = self._take
+        while lines := framer.lines():
+            lines.reverse()
+            while lines:
+                yield take(lines)
+
     def next(self) -> Any:
         """The next line's JSON value (any type: the caller checks it is a message), an
         :class:`Unreadable`, or :data:`END`."""
         line = self.framer.next_line()
         if line is None:
             return END
+        lines: list[bytes | bytearray | Oversize] = [line]
+        del line
+        return self._take(lines)
+
+    def _take(self, lines: list[bytes | bytearray | Oversize]) -> Any:
+        """The value of the last line of ``lines``, taken out of it.  Its bytes are dropped
+        before parsing (this frame holds the only reference): a 10 MiB message then peaks at
+        two copies (text and result), not three."""
+        line = lines.pop()
         if type(line) is Oversize:
             return self._oversize(line)
         try:
-            # Decode ourselves and drop the bytes before parsing: a 10 MiB message then peaks
-            # at two copies (text and result), not three.
             text = line.decode("utf-8")  # type: ignore[union-attr]
             del line
-            return json.loads(text)
+            return loads(text)
         except (ValueError, RecursionError) as exc:
             return Unreadable(RemoteProtocolError(f"server wrote a line that is not UTF-8 JSON: "
                                                   f"{type(exc).__name__}: {exc}"[:300]))

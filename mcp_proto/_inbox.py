@@ -22,7 +22,7 @@ from ._events import (
     Progress,
     ResourceUpdated,
 )
-from ._inbound import END, LineReader, Unreadable
+from ._inbound import LineReader, Unreadable
 from ._jsonrpc import ErrorResponse, Notification, Request, Response, decode
 from ._listen import Subscriptions
 from ._modern import subscription_id
@@ -84,7 +84,7 @@ class Inbox:
         """Route every complete line the reader holds (``now`` None: the final line at EOF)."""
         reader = self.reader
         owner = self._owner
-        while (item := reader.next()) is not END:
+        for item in reader.items():
             kind = type(item)
             if kind is dict:
                 self.on_object(item, now)

@@ -9,11 +9,11 @@ allowed depends on the protocol version, which is the session's decision, not th
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from ._errors import RemoteProtocolError
+from ._json import dumps
 
 __all__ = [
     "ErrorResponse",
@@ -134,24 +134,6 @@ def decode(obj: object) -> Message:
     if type(message) is not str:
         message = "" if message is None else str(message)
     return ErrorResponse(rid, code, message, err.get("data"))
-
-
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
-_dumps_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-
-
-def dumps(obj: Any) -> bytes:
-    """Compact UTF-8 JSON without newlines (X-01: a message must fit on one line).
-
-    Raises ``ValueError``/``TypeError`` for values JSON cannot carry (NaN, sets, ...): a
-    :class:`LocalProtocolError` is raised by the session, which knows which call it was.
-    """
-    try:
-        return _dumps(obj).encode("utf-8")
-    except UnicodeEncodeError:
-        # A lone surrogate (for example an id the server sent as "\ud800") cannot be UTF-8:
-        # escape it as JSON, which gives the server back exactly what it sent.
-        return _dumps_ascii(obj).encode("ascii")
 
 
 def encode(message: Message) -> dict[str, Any]:

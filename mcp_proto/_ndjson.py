@@ -18,11 +18,15 @@ from dataclasses import dataclass
 
 from ._limits import MAX_MESSAGE_SIZE
 
-__all__ = ["EDGE_BYTES", "NdjsonFramer", "Oversize"]
+__all__ = ["BULK_SPLIT_MAX", "EDGE_BYTES", "NdjsonFramer", "Oversize"]
 
 #: Bytes kept from each end of an oversize line: enough to find the ``"id"`` of a response
 #: whose id comes first (most servers) or last (JavaScript servers that put ``result`` first).
 EDGE_BYTES = 256
+#: A buffer up to this size is split into all its lines in one pass (the many small answers
+#: one read brings under load); a larger one goes line by line, so that a big message is
+#: handed over without a copy and only one decoded message is alive at a time.
+BULK_SPLIT_MAX = 1 << 18
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +120,35 @@ class NdjsonFramer:
             if line:
                 return line
             buf = self._buf
+
+    def lines(self) -> list[bytes | bytearray | Oversize]:
+        """The next complete lines, in order, as :meth:`next_line` gives them (all of them
+        when the buffer is small, else the next one); empty when no line is complete."""
+        buf = self._buf
+        if self._ready or self._discarding or len(buf) > BULK_SPLIT_MAX \
+                or buf.find(b"\n", self._scan) < 0:
+            line = self.next_line()
+            return [] if line is None else [line]
+        parts = buf.split(b"\n")
+        self._buf = parts.pop()  # what follows the last newline
+        self._scan = len(self._buf)  # it holds no newline
+        limit = self._max
+        out: list[bytes | bytearray | Oversize] = []
+        for line in parts:
+            size = len(line)
+            end = size - 1 if size and line[-1] == 13 else size  # 13 == "\r"
+            if end > limit:
+                out.append(Oversize(size, bytes(line[:EDGE_BYTES]),
+                                    bytes(line[max(0, size - EDGE_BYTES):])))
+            elif end:
+                if end != size:
+                    del line[end:]
+                out.append(line)
+        if len(self._buf) > limit + 1:
+            line = self.next_line()  # starts dropping the partial line, as next_line does
+            if line is not None:
+                out.append(line)
+        return out
 
     # -- discard mode ---------------------------------------------------------------------
 

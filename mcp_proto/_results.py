@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from ._cache import MISS, ResponseCache
 from ._era import EraChoice
 from ._errors import ConnectionClosed, LocalProtocolError, MCPError, RemoteProtocolError, RpcError
-from ._events import Completed, Failed, RequestHandle
+from ._events import Failed, RequestHandle, make_completed, make_handle
 from ._modern import CACHEABLE, MRTR_METHODS, mcp_header_params, ttl_seconds
 from ._mrtr import InputGathering
 from ._operations import ListWalk, raw_result
@@ -90,14 +90,14 @@ class Operations(Answer):
         wire = self._wire
         wire.now = now
         rid = wire.take_id()
-        handle: RequestHandle[Any] = RequestHandle(rid, method)
+        handle: RequestHandle[Any] = make_handle(rid, method)
         wire.request(rid, handle, method, params, now, timeout, parse, self,
                      progress=progress, walk=walk, idle_timeout=idle_timeout)
         return handle
 
     def done_now(self, handle: RequestHandle[Any], value: Any) -> RequestHandle[Any]:
         """An operation that needs no request ends at once."""
-        self._wire.events.append(Completed(handle=handle, value=value))
+        self._wire.events.append(make_completed(handle, value))
         return handle
 
     def cached(self, key: tuple[str, str], now: float) -> RequestHandle[Any] | None:
@@ -163,7 +163,7 @@ class Operations(Answer):
         except RemoteProtocolError as exc:
             events.append(Failed(handle=p.handle, error=exc))
             return
-        events.append(Completed(handle=p.handle, value=value))
+        events.append(make_completed(p.handle, value))
 
     def on_error(self, p: Pending, error: MCPError) -> None:
         self._wire.events.append(Failed(handle=p.handle, error=error))

@@ -58,7 +58,7 @@ def check_json(what: str | None, result: object) -> bytes:
     (the question stays open: the host answers again, or with an error)."""
     try:
         return dumps(result)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise LocalProtocolError(f"the answer to {what} is not JSON: {exc}; the request is "
                                  "still open") from None
 

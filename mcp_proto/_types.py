@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._build import builder
 from ._errors import RemoteProtocolError
 
 __all__ = [
@@ -206,6 +207,9 @@ class TextContent:
     type: str = "text"
 
 
+_text_content = builder(TextContent)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ImageContent:
     data: str
@@ -304,7 +308,7 @@ def parse_content_block(value: object) -> ContentBlock:
         text = d.get("text")
         if type(text) is not str:
             raise _fail("text content", f"'text' must be a string, got {text!r}"[:200])
-        return TextContent(text=text, annotations=d.get("annotations"), meta=d.get("_meta"))
+        return _text_content(text, d.get("annotations"), d.get("_meta"), "text")
     if kind in {"image", "audio"}:
         where = f"{kind} content"
         cls = ImageContent if kind == "image" else AudioContent
@@ -351,6 +355,9 @@ class CallToolResult:
         return "\n".join(b.text for b in self.content if isinstance(b, TextContent))
 
 
+_call_tool_result = builder(CallToolResult)
+
+
 def parse_call_tool_result(result: dict[str, Any]) -> CallToolResult:
     raw_content = result.get("content")
     if type(raw_content) is not list:
@@ -362,13 +369,15 @@ def parse_call_tool_result(result: dict[str, Any]) -> CallToolResult:
     is_error = result.get("isError", False)
     if type(is_error) is not bool:
         raise _fail("tools/call result", f"'isError' must be a boolean, got {is_error!r}")
-    return CallToolResult(
-        content=tuple([parse_content_block(b) for b in raw_content]),
-        structured_content=result.get("structuredContent"),
-        is_error=is_error,
-        meta=result.get("_meta"),
-        raw=result,
-    )
+    blocks: list[ContentBlock] = []
+    for b in raw_content:
+        # The common block, a plain text one, without the general parser's calls.
+        if type(b) is dict and b.get("type") == "text" and type(text := b.get("text")) is str:
+            blocks.append(_text_content(text, b.get("annotations"), b.get("_meta"), "text"))
+        else:
+            blocks.append(parse_content_block(b))
+    return _call_tool_result(tuple(blocks), result.get("structuredContent"), is_error,
+                             result.get("_meta"), result)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._errors import LocalProtocolError, MCPError, RequestTimeout, RpcError
 from ._events import BadMessage, Event, RequestHandle
-from ._jsonrpc import RequestId, dumps
+from ._json import dumps, dumps_request
+from ._jsonrpc import RequestId
 from ._limits import Limits
 from ._operations import ListWalk
 
@@ -254,21 +255,17 @@ class Wire:
             raise ValueError(f"timeouts must be positive, got {timeout!r} and {idle_timeout!r}")
         if total_deadline is None:
             total_deadline = now + total
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         wire = params
-        modern = modern or self.modern
-        if progress or modern:
-            extra: dict[str, Any] = dict(self.meta) if modern else {}
+        if progress or modern or self.modern:
+            extra: dict[str, Any] = dict(self.meta) if modern or self.modern else {}
             if progress:
                 extra["progressToken"] = rid
             wire = dict(params) if params else {}
             meta = wire.get("_meta")
             wire["_meta"] = {**meta, **extra} if meta else extra
-        if wire is not None:
-            msg["params"] = wire
         try:
-            data = dumps(msg)
-        except (TypeError, ValueError) as exc:
+            data = dumps_request(rid, method, wire)
+        except (TypeError, ValueError, RecursionError) as exc:
             raise LocalProtocolError(f"arguments of {method} are not JSON: {exc}") from None
         deadline = min(now + idle, total_deadline)
         p = self.pending[rid] = Pending(rid, handle, method, parse, answer, walk, progress,
@@ -280,6 +277,9 @@ class Wire:
         out.append(data)
         out.append(b"\n")
         if self.objects is not None:
+            msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+            if wire is not None:
+                msg["params"] = wire
             self.objects.append(msg)
         return p
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -14,28 +15,36 @@ from mcp_proto._ndjson import EDGE_BYTES
 Output = bytes | tuple[int, bytes, bytes]
 
 
-def drain(framer: NdjsonFramer) -> list[Output]:
+def _output(item: bytes | bytearray | Oversize) -> Output:
+    if isinstance(item, Oversize):
+        return (item.size, item.head, item.tail)
+    return bytes(item)
+
+
+def drain(framer: NdjsonFramer, bulk: bool = False) -> list[Output]:
+    """Every line the framer holds, by next_line() or (bulk) by lines()."""
     out: list[Output] = []
+    if bulk:
+        while lines := framer.lines():
+            out += [_output(item) for item in lines]
+        return out
     while (item := framer.next_line()) is not None:
-        if isinstance(item, Oversize):
-            out.append((item.size, item.head, item.tail))
-        else:
-            out.append(bytes(item))
+        out.append(_output(item))
     return out
 
 
 def frame(chunks: list[bytes], max_size: int, *, drain_each: bool = True,
-          eof: bool = True) -> list[Output]:
+          eof: bool = True, bulk: bool = False) -> list[Output]:
     framer = NdjsonFramer(max_size)
     out: list[Output] = []
     for chunk in chunks:
         framer.feed(chunk)
         if drain_each:
-            out += drain(framer)
-    out += drain(framer)
+            out += drain(framer, bulk)
+    out += drain(framer, bulk)
     if eof:
         framer.feed_eof()
-        out += drain(framer)
+        out += drain(framer, bulk)
     return out
 
 
@@ -241,3 +250,28 @@ def test_any_split_gives_the_same_lines(stream: bytes, cuts: list[int], limit: i
     assert frame([stream[i:i + 1] for i in range(len(stream))], limit) == expected
     assert frame(_split(stream, cuts), limit) == expected
     assert frame(_split(stream, cuts), limit, drain_each=False) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(stream=_stream, cuts=st.lists(st.integers(0, 10_000), max_size=20),
+       limit=st.sampled_from([MAX, SMALL_MAX]), bulk_max=st.sampled_from([1 << 18, 64]))
+def test_lines_in_bulk_are_the_lines_one_by_one(stream: bytes, cuts: list[int], limit: int,
+                                                bulk_max: int) -> None:
+    """lines() splits a small buffer in one pass and a large one line by line
+    (BULK_SPLIT_MAX, lowered here so that both happen): the same lines either way."""
+    expected = model(stream, limit)
+    with mock.patch("mcp_proto._ndjson.BULK_SPLIT_MAX", bulk_max):
+        assert frame([stream], limit, drain_each=False, bulk=True) == expected
+        assert frame(_split(stream, cuts), limit, bulk=True) == expected
+        assert frame(_split(stream, cuts), limit, drain_each=False, bulk=True) == expected
+
+
+def test_bulk_lines_are_the_callers_and_drop_their_cr() -> None:
+    framer = NdjsonFramer(100)
+    framer.feed(b'{"a":1}\r\n\n{"b":2}\n{"c"')
+    lines = framer.lines()
+    assert lines == [b'{"a":1}', b'{"b":2}']
+    assert all(isinstance(line, bytearray) for line in lines)
+    assert framer.lines() == []
+    framer.feed(b":3}\n")
+    assert framer.lines() == [b'{"c":3}']

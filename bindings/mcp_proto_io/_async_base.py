@@ -64,7 +64,7 @@ from ._auth_io import (
 )
 from ._auth_redirect import is_async_redirect
 from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
-from ._face_async import AsyncClientFace
+from ._face_async import AsyncClientFace, Operation
 from ._handlers import (
     Handler,
     Handlers,
@@ -193,6 +193,9 @@ class Runtime(Protocol):
 
     def is_current(self, task: TaskHandle) -> bool: ...
 
+    def soon(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` in this task's loop after what is ready now (the end of this turn)."""
+
     async def sleep(self, seconds: float) -> None: ...
 
     def lock(self) -> Any:
@@ -234,7 +237,8 @@ class AsyncPump:
         self.session = ClientSession(client._client_info,
                                      capabilities=client._handlers.capabilities(),
                                      versions=client._versions, limits=client._limits)
-        self.waiters: dict[RequestHandle[Any], Waiter] = {}
+        self.waiters: dict[int, Waiter] = {}  # by RequestHandle.id
+        self.after_soon = False  # an _after is scheduled for the end of this iteration
         self.closed = False  # no new calls (the session ended, or close() ran)
         self.closing = False  # close() ran
         self.exit_error: MCPError | None = None
@@ -287,25 +291,45 @@ class AsyncPump:
 
     # -- calls ------------------------------------------------------------------------------
 
-    def start(self, op: Callable[[float], RequestHandle[Any]],
+    def start(self, op: Operation[Any], total: float,
               on_progress: ProgressCallback | None = None,
               on_status: StatusCallback | None = None) -> tuple[RequestHandle[Any], Waiter]:
+        """``op(session, now, total)``, its waiter entered; raises what ``op`` raises, and
+        :class:`ConnectionClosed` (or the error the connection ended with) once closed.
+
+        A call that starts alone is sent at once.  Calls that start while others are in
+        flight are sent together at the end of this turn of the loop (one write, one wake-up
+        of the server, one look at the events and the timer for all of them)."""
         if self.closed:
             raise self.exit_error or ConnectionClosed("the connection is closed")
-        handle = op(time.monotonic())
+        session = self.session
+        handle = op(session, time.monotonic(), total)
         waiter = self.rt.waiter(on_progress, on_status)
-        self.waiters[handle] = waiter
-        self._after()  # send it; some operations end at once (a capability the server lacks)
+        self.waiters[handle.id] = waiter
+        if session.pending_count <= 1:
+            self._after()  # send it; some operations end at once (a capability the server lacks)
+        elif not self.after_soon:
+            self.after_soon = True
+            self.rt.soon(self._after_soon)
         return handle, waiter
 
-    async def call(self, op: Callable[[float], RequestHandle[_V]],
+    def _after_soon(self) -> None:
+        self.after_soon = False
+        if not self.closing:
+            try:
+                self._after()
+            except Exception as exc:  # a bug must fail the calls, not strand them
+                self.crashed(exc)
+
+    async def call(self, op: Operation[_V], total: float,
                    on_progress: ProgressCallback | None = None,
                    on_status: StatusCallback | None = None) -> _V:
-        """Start an operation and await its value.  Cancelled while waiting (the runtime's
-        cancellation), the operation is cancelled in the core, which tells the server (legacy:
-        ``notifications/cancelled``; 2026 HTTP: the request's stream is closed).  Async
-        progress callbacks of the call have all finished when it returns or raises."""
-        handle, waiter = self.start(op, on_progress, on_status)
+        """Start ``op(session, now, total)`` and await its value.  Cancelled while waiting
+        (the runtime's cancellation), the operation is cancelled in the core, which tells the
+        server (legacy: ``notifications/cancelled``; 2026 HTTP: the request's stream is
+        closed).  Async progress callbacks of the call have all finished when it returns or
+        raises."""
+        handle, waiter = self.start(op, total, on_progress, on_status)
         try:
             value: _V = await waiter.wait()  # the Completed value of a RequestHandle[_V]
         except MCPError:
@@ -314,7 +338,7 @@ class AsyncPump:
             raise
         except BaseException:
             if not waiter.done and not self.closed:
-                self.waiters.pop(handle, None)
+                self.waiters.pop(handle.id, None)
                 try:
                     self.session.cancel(handle, "cancelled by the client")
                 except LocalProtocolError:  # the handshake: the caller closes the connection
@@ -352,15 +376,15 @@ class AsyncPump:
         while (event := session.next_event()) is not None:
             t = type(event)
             if t is Completed:
-                waiter = waiters.pop(event.handle, None)  # type: ignore[union-attr]
+                waiter = waiters.pop(event.handle.id, None)  # type: ignore[union-attr]
                 if waiter is not None:
                     waiter.set(event.value, None)  # type: ignore[union-attr]
             elif t is Failed:
-                waiter = waiters.pop(event.handle, None)  # type: ignore[union-attr]
+                waiter = waiters.pop(event.handle.id, None)  # type: ignore[union-attr]
                 if waiter is not None:
                     waiter.set(None, event.error)  # type: ignore[union-attr]
             elif t is Progress or t is TaskStatus:
-                waiter = waiters.get(event.handle)  # type: ignore[union-attr]
+                waiter = waiters.get(event.handle.id)  # type: ignore[union-attr]
                 fn = None if waiter is None else (
                     waiter.on_progress if t is Progress else waiter.on_status)
                 if waiter is not None and fn is not None:
@@ -372,7 +396,7 @@ class AsyncPump:
                     self._callback(client._on_notification, event, self.notifications)
             elif t is Ready:
                 self.ready = True
-                waiter = waiters.pop(event.handle, None)  # type: ignore[union-attr]
+                waiter = waiters.pop(event.handle.id, None)  # type: ignore[union-attr]
                 if waiter is not None:
                     waiter.set(event, None)
             elif t is ServerRequest:
@@ -927,9 +951,9 @@ class AsyncClientBase(AsyncClientFace):
             await conn.open()
             if self._closed:  # close() ran while the process started
                 raise ConnectionClosed("the client is closed")
-            ready: Ready = await conn.call(lambda now: conn.session.start(
-                now=now, timeout=self._timeout, era=era, discovered=discovered,
-                subscriptions=subscriptions))
+            ready: Ready = await conn.call(lambda s, now, t: s.start(
+                now=now, timeout=t, era=era, discovered=discovered,
+                subscriptions=subscriptions), self._timeout)
         except ConnectionClosed as exc:
             conn.close()
             await conn.wait_closed()
@@ -1023,17 +1047,23 @@ class AsyncClientBase(AsyncClientFace):
             c = await self._connection()
         return c
 
-    async def _run(self, timeout: float | None,
-                   op: Callable[[ClientSession, float, float], RequestHandle[_V]],
-                   on_progress: ProgressCallback | None = None,
-                   on_status: StatusCallback | None = None) -> _V:
-        """Start ``op(session, now, timeout)`` on the live connection and await its value."""
-        c = self._conn  # :meth:`_live`, inlined: one coroutine less on every call
-        if c is None or c.closed or self._rt.token() is not self._token:
-            c = await self._connection()
+    def _run(self, timeout: float | None, op: Operation[_V],
+             on_progress: ProgressCallback | None = None,
+             on_status: StatusCallback | None = None) -> Coroutine[Any, Any, _V]:
+        """Start ``op(session, now, total)`` on the live connection; its value, awaited.  Not
+        a coroutine itself: on a live connection the call's own coroutine is returned (one
+        frame less on every call)."""
+        c = self._conn  # :meth:`_live`, inlined
         total = self._timeout if timeout is None else timeout
-        session = c.session
-        return await c.call(lambda now: op(session, now, total), on_progress, on_status)
+        if c is None or c.closed or self._rt.token() is not self._token:
+            return self._run_connecting(op, total, on_progress, on_status)
+        return c.call(op, total, on_progress, on_status)
+
+    async def _run_connecting(self, op: Operation[_V], total: float,
+                              on_progress: ProgressCallback | None,
+                              on_status: StatusCallback | None) -> _V:
+        conn = await self._connection()
+        return await conn.call(op, total, on_progress, on_status)
 
 
 class AsyncStdioClientBase(AsyncClientBase):

@@ -34,7 +34,7 @@ from mcp_proto import (
 
 from ._handlers import ProgressCallback, StatusCallback
 
-__all__ = ["AsyncClientFace", "LiveConnection"]
+__all__ = ["AsyncClientFace", "LiveConnection", "Operation"]
 
 _V = TypeVar("_V")  # the value type of an operation (its handle says it)
 

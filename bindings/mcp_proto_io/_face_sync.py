@@ -28,7 +28,7 @@ from mcp_proto import (
 
 from ._handlers import ProgressCallback, StatusCallback
 
-__all__ = ["ClientFace", "LiveConnection"]
+__all__ = ["ClientFace", "LiveConnection", "Operation"]
 
 _V = TypeVar("_V")  # the value type of an operation (its handle says it)
 

@@ -134,6 +134,10 @@ class _Runtime:
         return asyncio.current_task() is cast("object", task)
 
     @staticmethod
+    def soon(fn: Callable[[], None]) -> None:
+        asyncio.get_running_loop().call_soon(fn)
+
+    @staticmethod
     async def sleep(seconds: float) -> None:
         await asyncio.sleep(seconds)
 
@@ -273,10 +277,6 @@ class _StdioConnection(_Timer, StdioPump):
     into: asyncio.WriteTransport | None = None
     writer: _PipeWriter
 
-    def __init__(self, client: Client) -> None:
-        super().__init__(client)
-        self.batch: list[bytes] = []  # output of this loop iteration, written at its end
-
     async def open(self) -> None:
         self.loop = loop = asyncio.get_running_loop()
         proc = self.proc
@@ -299,22 +299,11 @@ class _StdioConnection(_Timer, StdioPump):
                 out.resume_reading()
 
     def _write(self, data: bytes) -> None:
-        if self.batch or self.session.pending_count > 1:
-            # Other calls are in flight: send what this loop iteration produces in one write
-            # (one wake-up of the server instead of one per call).
-            if not self.batch:
-                self.loop.call_soon(self._write_batch)
-            self.batch.append(data)
-            return
+        # Calls started together are flushed together (AsyncPump.start): one write, one
+        # wake-up of the server, per loop iteration.
         into = self.into
         if into is not None and not into.is_closing():
             into.write(data)  # writes now what the pipe takes, buffers the rest
-
-    def _write_batch(self) -> None:
-        batch, self.batch = self.batch, []
-        into = self.into
-        if into is not None and not into.is_closing():
-            into.write(b"".join(batch))
 
     def _close_transport(self) -> None:
         self._stop_timer()

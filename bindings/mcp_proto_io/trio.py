@@ -162,6 +162,10 @@ class _Runtime:
         return isinstance(task, _Task) and task.task is trio.lowlevel.current_task()
 
     @staticmethod
+    def soon(fn: Callable[[], None]) -> None:
+        trio.lowlevel.current_trio_token().run_sync_soon(fn)
+
+    @staticmethod
     async def sleep(seconds: float) -> None:
         await trio.sleep(seconds)
 
@@ -324,13 +328,13 @@ class _StdioConnection(_Timer, StdioPump):
         stdin = self.proc.stdin
         if stdin is None or stdin.closed:
             return
-        if self.backlog or self.writing or self.session.pending_count > 1:
-            # Other calls are in flight: let the writer send this batch in one write (one
-            # wake-up of the server instead of one per call).
+        if self.backlog or self.writing:  # the writer holds bytes: these go after them
             self.backlog.append(data)
             self.wake.set()
             return
-        view = memoryview(data)  # a lone call: write it now, the writer does any rest
+        # Calls started together are flushed together (AsyncPump.start), so this is one
+        # write per batch: written now, the writer does any rest.
+        view = memoryview(data)
         try:
             view = view[os.write(stdin.fileno(), view):]
         except BlockingIOError:

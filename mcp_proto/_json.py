@@ -1,0 +1,117 @@
+"""JSON in and out of the session, at the cost of the C codec alone.
+
+``json.dumps``/``json.loads`` wrap the C encoder and scanner in Python layers that cost about
+as much as the work itself on a small message (a new encoder object per call, a regular
+expression over the whitespace at both ends).  The session encodes and decodes every message
+it exchanges, so these functions call the C codec directly and fall back to the ``json``
+module for whatever it handles differently: a message that is not plain (whitespace around
+it, a byte-order mark, an error to explain) or an interpreter without the C accelerator.  The
+bytes and values are those of ``json`` either way (tests compare them).
+"""
+
+from __future__ import annotations
+
+import json
+from json import decoder as _decoder
+from json import encoder as _encoder
+from typing import Any
+
+__all__ = ["dumps", "dumps_request", "loads"]
+
+_SEPARATORS = (",", ":")
+#: The longest method name whose encoded request head is kept: the methods a client sends
+#: are a short fixed list, so this only bounds a host that invents names.
+MAX_CACHED_METHOD = 64
+#: How many request heads are kept (the spec's methods plus room; more are built each time).
+MAX_CACHED_HEADS = 128
+
+
+def _unencodable(obj: object) -> Any:
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+def _c_encoder(ensure_ascii: bool) -> Any:
+    """The C encoder, made once: compact, no NaN, no circular check (a cycle ends in
+    ``RecursionError`` instead, and the encoder keeps no state between calls, so threads may
+    share it).  None when the interpreter has no C accelerator."""
+    make = getattr(_encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has it
+        return None
+    strings = _encoder.encode_basestring_ascii if ensure_ascii else _encoder.encode_basestring
+    try:
+        return make(None, _unencodable, strings, None, ":", ",", False, False, False)
+    except TypeError:  # pragma: no cover - a signature this module does not know
+        return None
+
+
+_C_UTF8 = _c_encoder(False)
+_C_ASCII = _c_encoder(True)
+_PY_UTF8 = json.JSONEncoder(separators=_SEPARATORS, ensure_ascii=False, allow_nan=False).encode
+_PY_ASCII = json.JSONEncoder(separators=_SEPARATORS, allow_nan=False).encode
+
+
+def _text(obj: Any) -> str:
+    if _C_UTF8 is None:  # pragma: no cover
+        return _PY_UTF8(obj)
+    return "".join(_C_UTF8(obj, 0))
+
+
+def _ascii_text(obj: Any) -> str:
+    if _C_ASCII is None:  # pragma: no cover
+        return _PY_ASCII(obj)
+    return "".join(_C_ASCII(obj, 0))
+
+
+def dumps(obj: Any) -> bytes:
+    """Compact UTF-8 JSON without newlines (X-01: a message must fit on one line), the bytes
+    ``json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)`` gives.
+
+    Raises ``ValueError``/``TypeError`` for values JSON cannot carry (NaN, sets, ...) and
+    ``RecursionError`` for a cycle: a :class:`LocalProtocolError` is raised by the session,
+    which knows which call it was.
+    """
+    try:
+        return _text(obj).encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (for example an id the server sent as "\ud800") cannot be UTF-8:
+        # escape it as JSON, which gives the server back exactly what it sent.
+        return _ascii_text(obj).encode("ascii")
+
+
+_heads: dict[str, str] = {}
+
+
+def dumps_request(rid: int, method: str, params: dict[str, Any] | None) -> bytes:
+    """The bytes of ``{"jsonrpc":"2.0","id":rid,"method":method,"params":params}`` (no
+    ``params`` when None), as :func:`dumps` gives them, without encoding the envelope each
+    time.  Raises as :func:`dumps`."""
+    head = _heads.get(method)
+    if head is None:
+        # (a "%" in a method name must not read as a format)
+        head = '{"jsonrpc":"2.0","id":%d,"method":' + _text(method).replace("%", "%%")
+        if len(method) <= MAX_CACHED_METHOD and len(_heads) < MAX_CACHED_HEADS:
+            _heads[method] = head
+    text = head % rid + ("}" if params is None else ',"params":' + _text(params) + "}")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return dumps({"jsonrpc": "2.0", "id": rid, "method": method,
+                      **({} if params is None else {"params": params})})
+
+
+_scan: Any = _decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in __init__
+_OPENERS = frozenset("{[")
+
+
+def loads(text: str) -> Any:
+    """The JSON value of ``text``, as ``json.loads`` gives it.  Raises ``ValueError`` (a
+    ``json.JSONDecodeError``, with ``json``'s message) or ``RecursionError``."""
+    if text and text[0] in _OPENERS:
+        try:
+            value, end = _scan(text, 0)
+        except StopIteration:  # not JSON: let json say where and why
+            pass
+        else:
+            if end == len(text):
+                return value
+    return json.loads(text)  # whitespace around it, a scalar, or an error to explain

@@ -1,0 +1,166 @@
+"""The session's JSON codec (``_json``) and record builders (``_build``): the same bytes,
+values and objects as ``json`` and the dataclasses' own constructors, for any input."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcp_proto import CallToolResult, Completed, Failed, RequestHandle, TextContent, _json
+from mcp_proto._build import builder
+from mcp_proto._errors import RpcError
+from mcp_proto._events import make_completed, make_failed, make_handle
+from mcp_proto._json import MAX_CACHED_HEADS, dumps, dumps_request, loads
+
+_text = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
+    ["", "%", "%d", "%s%%", "é", "\u2028", "\x00", '"\\'])
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False) | _text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_text, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _reference(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
+@settings(max_examples=300, deadline=None)
+@given(obj=_json_values)
+def test_dumps_is_json_dumps(obj: Any) -> None:
+    assert dumps(obj) == _reference(obj)
+    assert loads(dumps(obj).decode()) == json.loads(_reference(obj))
+
+
+@settings(max_examples=300, deadline=None)
+@given(rid=st.integers(0, 2**63), method=_text,
+       params=st.none() | st.dictionaries(_text, _json_values, max_size=4))
+def test_dumps_request_is_the_envelope_encoded(rid: int, method: str,
+                                               params: dict[str, Any] | None) -> None:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        msg["params"] = params
+    assert dumps_request(rid, method, params) == _reference(msg)
+
+
+def test_dumps_request_heads_are_bounded() -> None:
+    for i in range(MAX_CACHED_HEADS + 10):
+        assert json.loads(dumps_request(i, f"custom/{i}", None))["method"] == f"custom/{i}"
+    assert len(_json._heads) <= MAX_CACHED_HEADS
+
+
+def test_lone_surrogates_are_escaped_as_json_does() -> None:
+    obj = {"id": "\ud800", "x": ["\udfff"]}
+    assert dumps(obj) == json.dumps(obj, separators=(",", ":")).encode("ascii")
+    out = dumps_request(7, "m", {"v": "\ud800"})
+    assert json.loads(out) == {"jsonrpc": "2.0", "id": 7, "method": "m",
+                               "params": {"v": "\ud800"}}
+
+
+@pytest.mark.parametrize("bad, error", [
+    ({"x": math.nan}, ValueError),
+    ({"x": math.inf}, ValueError),
+    ({"x": {1, 2}}, TypeError),
+    ({"x": object()}, TypeError),
+    ({(1, 2): "tuple key"}, TypeError),
+])
+def test_values_json_cannot_carry_are_refused(bad: Any, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        dumps(bad)
+    with pytest.raises(error):
+        dumps_request(1, "m", bad)
+
+
+def test_a_cycle_is_refused_and_the_encoder_still_works() -> None:
+    cycle: dict[str, Any] = {}
+    cycle["self"] = cycle
+    with pytest.raises((RecursionError, ValueError)):
+        dumps(cycle)
+    assert dumps({"after": [1]}) == b'{"after":[1]}'
+
+
+@settings(max_examples=300, deadline=None)
+@given(obj=_json_values, pad=st.sampled_from(["", " ", "\t", " \r"]))
+def test_loads_is_json_loads(obj: Any, pad: str) -> None:
+    text = pad + json.dumps(obj) + pad
+    assert loads(text) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", [
+    "", "{", '{"a":1} x', '{"a":1}{"b":2}', "[1,]", "{'a':1}", "\ufeff{}", '{"a":tru}',
+])
+def test_loads_fails_as_json_loads_does(text: str) -> None:
+    with pytest.raises(json.JSONDecodeError) as ours:
+        loads(text)
+    with pytest.raises(json.JSONDecodeError) as reference:
+        json.loads(text)
+    assert str(ours.value) == str(reference.value)
+
+
+def test_loads_keeps_json_constants_and_big_numbers() -> None:
+    value = loads('{"n":NaN,"big":123456789012345678901234567890,"f":1e400}')
+    assert math.isnan(value["n"]) and value["big"] == 123456789012345678901234567890
+    assert value["f"] == math.inf
+
+
+# -- builders ----------------------------------------------------------------------------------
+
+
+def _fields_of(cls: type) -> list[str]:
+    return [f.name for f in dataclasses.fields(cls)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(rid=st.integers(), method=_text, value=_json_values,
+       text=_text, meta=st.none() | st.dictionaries(_text, _json_values, max_size=2))
+def test_builders_make_what_the_constructors_make(rid: int, method: str, value: Any,
+                                                  text: str, meta: dict[str, Any] | None
+                                                  ) -> None:
+    handle = make_handle(rid, method)
+    assert handle == RequestHandle(rid, method) and hash(handle) == hash(RequestHandle(rid,
+                                                                                       method))
+    assert make_completed(handle, value) == Completed(handle=handle, value=value)
+    error = RpcError(-32000, text)
+    assert make_failed(handle, error) == Failed(handle=handle, error=error)
+    block = builder(TextContent)(text, None, meta, "text")
+    assert block == TextContent(text=text, meta=meta)
+    raw = {"content": [{"type": "text", "text": text}]}
+    result = builder(CallToolResult)((block,), value, False, meta, raw)
+    assert result == CallToolResult(content=(block,), structured_content=value, meta=meta,
+                                    raw=raw)
+    assert repr(result) == repr(CallToolResult(content=(block,), structured_content=value,
+                                               meta=meta, raw=raw))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.is_error = True  # type: ignore[misc]
+
+
+def test_a_builder_takes_every_field_in_order() -> None:
+    build = builder(CallToolResult)
+    assert build.__code__.co_varnames[:build.__code__.co_argcount] == tuple(
+        _fields_of(CallToolResult))
+
+
+def test_builders_refuse_what_they_cannot_build() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Plain:
+        a: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Checked:
+        a: int
+
+        def __post_init__(self) -> None:
+            pass
+
+    with pytest.raises(TypeError, match="slotted"):
+        builder(Plain)
+    with pytest.raises(TypeError, match="__post_init__"):
+        builder(Checked)
