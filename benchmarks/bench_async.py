@@ -9,12 +9,15 @@ Five clients, each in a fresh child process, talk to ``benchmarks/servers/fast_s
 * the SDK on trio: ``Client`` under ``anyio.run(..., backend="trio")``
 * the floor: a client with no library at all on asyncio (:class:`RawAsyncioClient`: one reader
   task, a dict of futures, ``json`` over the pipes; no timeouts, no validation)
+* the official TypeScript SDK's client (``benchmarks/ts_sdk_client.cjs``: ``Client`` over
+  ``StdioClientTransport``, the same calls), when node and the SDK are installed
+  (``.ci/install`` puts SDK 1.32 in ``.ci/node`` as server-everything's dependency)
 
 (a) tools/call ``echo`` round trips/s: sequential (target ours/SDK >= 3 on the same runtime),
     and 64 in flight: 64 tasks sharing one client (target ours/SDK >= 6)
 (b) import time in a fresh interpreter, best of N (target ``mcp_proto_io.asyncio`` <= 0.2 s)
 (c) 64 in flight against the floor: asyncio >= 0.8 of it, trio >= 0.6 (what a binding costs
-    beyond the protocol and the pipes)
+    beyond the protocol and the pipes), and both ahead of the TypeScript SDK (ours/TS >= 1)
 
 Run: ``python benchmarks/bench_async.py [--quick] [--server PATH] [--pin CPUS] [--json PATH]``
 """
@@ -29,6 +32,7 @@ import asyncio
 import gc
 import json
 import os
+import shutil
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -43,6 +47,9 @@ ECHO_ARGS = {"text": "hello world"}
 RUNTIMES = ("asyncio", "trio")
 IMPLS = ("ours", "sdk")
 FLOOR = "raw-asyncio"  # the no-library client (asyncio only: the floor of both runtimes)
+TS = "ts-sdk"  # the official TypeScript SDK's client on node
+TS_SCRIPT = Path(__file__).resolve().parent / "ts_sdk_client.cjs"
+TS_MODULES = C.REPO / ".ci" / "node" / "node_modules"
 TARGETS = {
     "seq": 3.0,  # ours/SDK calls/s >=, same runtime
     "conc": 6.0,  # ours/SDK calls/s >=, same runtime
@@ -50,6 +57,8 @@ TARGETS = {
 }
 #: 64 in flight, ours/floor calls/s >= (the floor is the no-library asyncio client).
 FLOOR_TARGETS = {"asyncio": 0.8, "trio": 0.6}
+#: 64 in flight, ours/TypeScript SDK calls/s >= (both runtimes: ahead of it).
+TS_TARGET = 1.0
 # What a program pays to import each client.  The SDK rows add the anyio backend module that
 # ``anyio.run`` loads for the runtime (for trio this imports trio, as our trio binding does).
 IMPORTS = {
@@ -243,12 +252,18 @@ def collect(
     # Interleave the five clients round by round so slow drift hits all of them alike.
     runs: dict[str, list[dict]] = {f"{i}-{rt}": [] for rt in RUNTIMES for i in IMPLS}
     runs[FLOOR] = []
+    ts_argv = _ts_argv(out)
+    if ts_argv is not None:
+        runs[TS] = []
+    else:
+        out[TS] = {"error": f"not measured: no node, or no TypeScript SDK in {TS_MODULES}"}
     for _ in range(out["rounds"]):
         for key, results in runs.items():
-            results.append(C.run_child([*argv, "--child", key], 600))
+            child = ts_argv if key == TS else [*argv, "--child", key]
+            results.append(C.run_child(child, 600))  # type: ignore[arg-type]
     for key, results in runs.items():
         out[key] = S._pool(results)
-        if key == FLOOR:
+        if key in (FLOOR, TS):
             continue
         res = S.import_times(key, out["import_runs"])
         if key.startswith("ours") and "error" in res:
@@ -256,6 +271,29 @@ def collect(
         out[f"{key}_import"] = res
     out["rows"] = [r.as_dict() for r in rows(out)]
     return out
+
+
+def _ts_argv(cfg: dict[str, Any]) -> list[str] | None:
+    """The command that runs the TypeScript SDK's client, or None when it cannot run here."""
+    node_file = TS_MODULES.parent / "NODE"
+    node = node_file.read_text().strip() if node_file.exists() else shutil.which("node")
+    if not node or not (TS_MODULES / "@modelcontextprotocol" / "sdk" / "package.json").exists():
+        return None
+    settings = {k: cfg[k] for k in ("n_seq", "n_conc", "inflight", "repeats")}
+    settings.update(python=sys.executable, server=cfg["server"])
+    return [node, str(TS_SCRIPT), str(TS_MODULES), json.dumps(settings)]
+
+
+def _ratio_row(name: str, ours: dict, other: dict, limit: float, label: str) -> C.Row:
+    """64 in flight, ours against another client (the floor, the TypeScript SDK)."""
+    (ours_c, ours_cm), (other_c, other_cm) = (
+        C.stat(x, x.get("conc"), higher=True) for x in (ours, other)
+    )
+    row = C.Row(name, ours_c, other_c, "calls/s", ours_cm, other_cm)
+    row.target = f"ours/{label} >= {limit:g}"
+    row.ok = None if row.ratio_med is None else row.ratio_med >= limit
+    row.ok_best = row.ok is False and (row.ratio or 0) >= limit
+    return row
 
 
 def _calls_row(name: str, ours: dict, sdk: dict, key: str) -> C.Row:
@@ -291,18 +329,13 @@ def rows(out: dict) -> list[C.Row]:
         (ours_con, ours_med), (sdk_con, sdk_med) = (
             C.stat(x, x.get("connect"), higher=False) for x in (ours, sdk)
         )
-        floor = out.get(FLOOR)
-        if floor is not None:
-            (ours_c, ours_cm), (floor_c, floor_cm) = (
-                C.stat(x, x.get("conc"), higher=True) for x in (ours, floor)
-            )
-            row = C.Row(f"{rt}: {out['inflight']}-in-flight vs no-library floor", ours_c,
-                        floor_c, "calls/s", ours_cm, floor_cm)
-            limit = FLOOR_TARGETS[rt]
-            row.target = f"ours/floor >= {limit:g}"
-            row.ok = None if row.ratio_med is None else row.ratio_med >= limit
-            row.ok_best = row.ok is False and (row.ratio or 0) >= limit
-            r.append(row)
+        n = out["inflight"]
+        if out.get(FLOOR) is not None:
+            r.append(_ratio_row(f"{rt}: {n}-in-flight vs no-library floor", ours, out[FLOOR],
+                                FLOOR_TARGETS[rt], "floor"))
+        if out.get(TS) is not None:
+            r.append(_ratio_row(f"{rt}: {n}-in-flight vs TypeScript SDK", ours, out[TS],
+                                TS_TARGET, "TS"))
         r.append(
             C.Row(
                 f"{rt}: connect (spawn + initialize)",
@@ -327,7 +360,7 @@ def print_report(out: dict) -> None:
         rows(out),
     )
     print("  per-repeat calls/s")
-    for key in [*(f"{i}-{rt}" for rt in RUNTIMES for i in IMPLS), FLOOR]:
+    for key in [*(f"{i}-{rt}" for rt in RUNTIMES for i in IMPLS), FLOOR, TS]:
         res = out.get(key, {})
         if "error" in res:
             print(f"  {key:12s} error: {res['error']}")

@@ -507,7 +507,7 @@ class StreamableHttp:
                 if isinstance(event, h11.Response):
                     self._on_head(ex, event)
                 elif isinstance(event, h11.Data):
-                    self._on_body(ex, bytes(event.data), now)
+                    self._on_body(ex, event.data, now)  # h11's own copy: no other is needed
                 elif isinstance(event, h11.EndOfMessage):
                     self._finish(ex, now)
                     break
@@ -554,7 +554,7 @@ class StreamableHttp:
         if ex.rpc_method == "GET stream":
             self._gate.discard(ex.id)  # open (or refused): the others may go
 
-    def _on_body(self, ex: HttpExchange, data: bytes, now: float) -> None:
+    def _on_body(self, ex: HttpExchange, data: bytes | bytearray, now: float) -> None:
         sse = ex.sse
         if sse is None:
             if len(ex.body) + len(data) > self.session.limits.max_message_size:
@@ -607,7 +607,7 @@ class StreamableHttp:
             return
         if ex.sse is None and ex.body and not (self.transport == "sse" and ex.method == "POST"):
             try:
-                obj = json.loads(bytes(ex.body))
+                obj = _json_body(ex.body)
             except (ValueError, RecursionError):
                 if status < 300:
                     self._fail(ex, RemoteProtocolError(
@@ -768,6 +768,18 @@ class StreamableHttp:
         if ex.request_id is not None:
             self._by_request.pop(ex.request_id, None)
             self.session.fail_request(ex.request_id, error, now=now)
+
+
+def _json_body(body: bytearray) -> Any:
+    """The JSON value of an HTTP body, decoded once (``json.loads`` of bytes would copy them
+    first); raises ``ValueError``/``RecursionError`` as :func:`json.loads`.  JSON over HTTP
+    is UTF-8 (RFC 8259 section 8.1), a byte-order mark allowed; anything else is left to
+    ``json.loads``, which also reads UTF-16 and UTF-32."""
+    try:
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return json.loads(bytes(body))
+    return loads(text)
 
 
 def _json_or_none(body: bytearray) -> object:

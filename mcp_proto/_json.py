@@ -91,7 +91,12 @@ def dumps_request(rid: int, method: str, params: dict[str, Any] | None) -> bytes
         head = '{"jsonrpc":"2.0","id":%d,"method":' + _text(method).replace("%", "%%")
         if len(method) <= MAX_CACHED_METHOD and len(_heads) < MAX_CACHED_HEADS:
             _heads[method] = head
-    text = head % rid + ("}" if params is None else ',"params":' + _text(params) + "}")
+    if params is None:
+        text = head % rid + "}"
+    elif _C_UTF8 is not None:
+        text = head % rid + ',"params":' + "".join(_C_UTF8(params, 0)) + "}"
+    else:  # pragma: no cover
+        text = head % rid + ',"params":' + _PY_UTF8(params) + "}"
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:

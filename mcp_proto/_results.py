@@ -73,7 +73,7 @@ class Operations(Answer):
         ``capability`` (L-07); as :meth:`Wire.request` for bad params or timeouts."""
         owner = self._owner
         state = owner.state
-        if not allowed_to_send(state, method):
+        if state is not State.READY and not allowed_to_send(state, method):
             if state is State.CLOSED:
                 raise ConnectionClosed(f"cannot send {method}: the session is closed"
                                        + (f" ({owner.closed_error})" if owner.closed_error

@@ -489,7 +489,8 @@ class ClientSession:
             params["task"] = {} if task_ttl is None else {"ttl": max(0, int(task_ttl * 1000))}
         handle = self._op.request("tools/call", params, now, timeout, parse_call_tool_result,
                                capability="tools", progress=progress, idle_timeout=idle_timeout)
-        self._wire.pending[handle.id].task_mode = mode
+        if mode is not None:
+            self._wire.pending[handle.id].task_mode = mode
         return handle
 
     def read_resource(self, uri: str, *, now: float,

@@ -15,6 +15,7 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from heapq import heappush
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._errors import LocalProtocolError, MCPError, RequestTimeout, RpcError
@@ -33,6 +34,7 @@ __all__ = ["DEADLINE_SLACK", "Answer", "Pending", "SessionStats", "Wire"]
 #: (progress and postponement push a new entry and leave the old one): a rebuild is then rare,
 #: and memory stays proportional to what is pending.
 DEADLINE_SLACK = 64
+_INF = math.inf  # a request with no deadline (a timeout of math.inf)
 
 
 @dataclass(slots=True)
@@ -243,21 +245,21 @@ class Wire:
         and :class:`LocalProtocolError` for params that are not JSON (nothing is queued)."""
         limits = self.limits
         total = limits.request_timeout if timeout is None else timeout
+        idle = limits.idle_timeout
         if idle_timeout is not None:
             idle = idle_timeout
-        elif timeout is not None:
+        elif timeout is not None and total > idle:
             # An explicit total longer than the default silence means "this may take long":
             # the idle deadline must not cut it short behind the caller's back.
-            idle = max(limits.idle_timeout, total)
-        else:
-            idle = limits.idle_timeout
+            idle = total
         if not (total > 0 and idle > 0):
             raise ValueError(f"timeouts must be positive, got {timeout!r} and {idle_timeout!r}")
         if total_deadline is None:
             total_deadline = now + total
         wire = params
-        if progress or modern or self.modern:
-            extra: dict[str, Any] = dict(self.meta) if modern or self.modern else {}
+        modern = modern or self.modern
+        if progress or modern:
+            extra: dict[str, Any] = dict(self.meta) if modern else {}
             if progress:
                 extra["progressToken"] = rid
             wire = dict(params) if params else {}
@@ -267,12 +269,13 @@ class Wire:
             data = dumps_request(rid, method, wire)
         except (TypeError, ValueError, RecursionError) as exc:
             raise LocalProtocolError(f"arguments of {method} are not JSON: {exc}") from None
-        deadline = min(now + idle, total_deadline)
+        deadline = now + idle
+        deadline = min(deadline, total_deadline)
         p = self.pending[rid] = Pending(rid, handle, method, parse, answer, walk, progress,
                                         idle, total, total_deadline, deadline)
         p.params = params
-        if deadline != math.inf:
-            heapq.heappush(self.timers, (deadline, rid))
+        if deadline != _INF:
+            heappush(self.timers, (deadline, rid))
         out = self.out
         out.append(data)
         out.append(b"\n")

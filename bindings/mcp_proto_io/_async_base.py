@@ -193,8 +193,6 @@ class Runtime(Protocol):
 
     def is_current(self, task: TaskHandle) -> bool: ...
 
-    def soon(self, fn: Callable[[], None]) -> None:
-        """Run ``fn`` in this task's loop after what is ready now (the end of this turn)."""
 
     async def sleep(self, seconds: float) -> None: ...
 
@@ -266,6 +264,11 @@ class AsyncPump:
     def _rearm(self) -> None:
         raise NotImplementedError
 
+    def _soon(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` (which never raises) in this loop after what is ready now: the end of
+        this turn of the loop."""
+        raise NotImplementedError
+
     def _on_timer(self) -> None:
         """The timer fired: fire the core's deadlines."""
         self.session.handle_timeout(time.monotonic())
@@ -310,7 +313,7 @@ class AsyncPump:
             self._after()  # send it; some operations end at once (a capability the server lacks)
         elif not self.after_soon:
             self.after_soon = True
-            self.rt.soon(self._after_soon)
+            self._soon(self._after_soon)
         return handle, waiter
 
     def _after_soon(self) -> None:

@@ -134,10 +134,6 @@ class _Runtime:
         return asyncio.current_task() is cast("object", task)
 
     @staticmethod
-    def soon(fn: Callable[[], None]) -> None:
-        asyncio.get_running_loop().call_soon(fn)
-
-    @staticmethod
     async def sleep(seconds: float) -> None:
         await asyncio.sleep(seconds)
 
@@ -216,6 +212,9 @@ class _Timer(AsyncPump):
 
     loop: asyncio.AbstractEventLoop
     timer: asyncio.TimerHandle | None = None
+
+    def _soon(self, fn: Callable[[], None]) -> None:
+        asyncio.get_running_loop().call_soon(fn)
 
     def _rearm(self) -> None:
         deadline = self._deadline()

@@ -25,9 +25,10 @@ import os
 import ssl
 import time
 import traceback
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, cast
 
+import outcome
 import trio
 
 from mcp_proto import ConnectionClosed, MCPError
@@ -82,7 +83,8 @@ __all__ = [
 
 class _Waiter:
     """A call's result: a slot and the task parked on it (trio's lowest-level wait, lighter
-    than an Event for a wait that happens once per call)."""
+    than an Event for a wait that happens once per call).  The result travels in the
+    reschedule itself, so the waiting task resumes with it and nothing more to run."""
 
     __slots__ = ("done", "error", "on_progress", "on_status", "task", "value")
 
@@ -102,21 +104,57 @@ class _Waiter:
             self.error = error
             task, self.task = self.task, None
             if task is not None:
-                trio.lowlevel.reschedule(task)
+                trio.lowlevel.reschedule(
+                    task, outcome.Value(value) if error is None else outcome.Error(error))
 
     def _abort(self, _: Any) -> trio.lowlevel.Abort:
         self.task = None  # cancelled: set() will not wake it
         return trio.lowlevel.Abort.SUCCEEDED
 
-    async def wait(self) -> Any:
+    def wait(self) -> Awaitable[Any]:
+        """The value (or the error raised), to be awaited at once."""
         if self.done:
-            await trio.lowlevel.checkpoint()
-        else:
-            self.task = trio.lowlevel.current_task()
-            await trio.lowlevel.wait_task_rescheduled(self._abort)
+            return self._ready()
+        self.task = trio.lowlevel.current_task()
+        return trio.lowlevel.wait_task_rescheduled(self._abort)
+
+    async def _ready(self) -> Any:
+        await trio.lowlevel.checkpoint()
         if self.error is not None:
             raise self.error
         return self.value
+
+
+class _Soon:
+    """Functions to run after what is ready now, run by one task of the connection (spawned
+    with the first, cancelled with the others at close).  ``TrioToken.run_sync_soon`` would
+    do it too, but it is made for other threads: a lock and a write to the run's wake-up
+    socket on every call."""
+
+    __slots__ = ("queue", "task")
+
+    def __init__(self) -> None:
+        self.queue: list[Callable[[], None]] = []
+        self.task: trio.lowlevel.Task | None = None  # parked, waiting for work
+
+    def add(self, fn: Callable[[], None]) -> None:
+        self.queue.append(fn)
+        task, self.task = self.task, None
+        if task is not None:
+            trio.lowlevel.reschedule(task)
+
+    async def run(self) -> None:
+        while True:
+            if not self.queue:
+                self.task = trio.lowlevel.current_task()
+                await trio.lowlevel.wait_task_rescheduled(self._abort)
+            batch, self.queue = self.queue, []
+            for fn in batch:
+                fn()  # AsyncPump._after_soon: never raises
+
+    def _abort(self, _: Any) -> trio.lowlevel.Abort:
+        self.task = None  # the connection is closing
+        return trio.lowlevel.Abort.SUCCEEDED
 
 
 class _Task:
@@ -160,10 +198,6 @@ class _Runtime:
     @staticmethod
     def is_current(task: TaskHandle) -> bool:
         return isinstance(task, _Task) and task.task is trio.lowlevel.current_task()
-
-    @staticmethod
-    def soon(fn: Callable[[], None]) -> None:
-        trio.lowlevel.current_trio_token().run_sync_soon(fn)
 
     @staticmethod
     async def sleep(seconds: float) -> None:
@@ -230,6 +264,14 @@ class _Timer(AsyncPump):
 
     timer_scope: trio.CancelScope | None = None
     gate: trio.Event | None = None  # while set, reading waits (slow async callbacks)
+    soon_runner: _Soon | None = None
+
+    def _soon(self, fn: Callable[[], None]) -> None:
+        runner = self.soon_runner
+        if runner is None:
+            runner = self.soon_runner = _Soon()
+            self.spawn("mcp-proto-soon", runner.run)
+        runner.add(fn)
 
     def hold_input(self, hold: bool) -> None:
         if hold:
