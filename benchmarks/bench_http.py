@@ -7,7 +7,8 @@ so neither pollutes the other's heap, GC or RSS high-water mark.
 
 (a) tools/call ``echo`` round trips/s: sequential (target ours/SDK >= 3), and 64 in flight
     (information; ours: 64 threads sharing one client; SDK: 64 anyio tasks sharing one Client)
-(b) one ``blob`` result of 10 MiB, answered as one SSE event: seconds (target ours/SDK <= 1/5),
+(b) one ``blob`` result of 10 MiB, answered as one SSE event: seconds (target ours/SDK <= 1/5;
+    beside the no-library floor, ``http.client`` and ``json``, which bounds what a client can do),
     tracemalloc peak and RSS high-water growth (target ours <= 3x payload)
 
 Run: ``python benchmarks/bench_http.py [--quick] [--pin CPUS] [--json PATH]``
@@ -30,7 +31,7 @@ import time
 import tracemalloc
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C
@@ -133,35 +134,56 @@ def ours_blob(url: str, size: int, repeats: int) -> dict:
 # =========================================================================================
 
 
-def raw_throughput(url: str, n_seq: int, n_conc: int, inflight: int, repeats: int) -> dict:
-    """``http.client`` keep-alive POSTs, one at a time, compact JSON in and ``json.loads`` out."""
-    host, _, rest = url.removeprefix("http://").partition("/")
-    conn = http.client.HTTPConnection(host)
-    path = "/" + rest
-    hdrs = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-    next_id = 0
+class _RawHttp:
+    """The floor: an MCP client with no library at all (``http.client`` keep-alive POSTs,
+    compact JSON in, ``json.loads`` out; an SSE answer read as its one ``data:`` line)."""
 
-    def post(method: str, params: dict | None = None) -> Any:
-        nonlocal next_id
-        next_id += 1
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": next_id, "method": method}
+    HEADERS: ClassVar[dict[str, str]] = {
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+    def __init__(self, url: str) -> None:
+        host, _, rest = url.removeprefix("http://").partition("/")
+        self.conn = http.client.HTTPConnection(host)
+        self.path = "/" + rest
+        self.next_id = 0
+        self.post("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                 "clientInfo": {"name": "raw", "version": "0"}})
+        self.conn.request("POST", self.path,
+                          b'{"jsonrpc":"2.0","method":"notifications/initialized"}', self.HEADERS)
+        self.conn.getresponse().read()
+
+    def post(self, method: str, params: dict | None = None) -> Any:
+        self.next_id += 1
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
         if params is not None:
             msg["params"] = params
-        conn.request("POST", path, json.dumps(msg).encode(), hdrs)
-        resp = conn.getresponse()
+        self.conn.request("POST", self.path, json.dumps(msg).encode(), self.HEADERS)
+        resp = self.conn.getresponse()
         body = resp.read()
+        if (resp.getheader("content-type") or "").startswith("text/event-stream"):
+            body = body[body.index(b"data:") + 5:].split(b"\n", 1)[0]
         return json.loads(body) if body else None
 
-    post(
-        "initialize",
-        {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    )
-    conn.request("POST", path, b'{"jsonrpc":"2.0","method":"notifications/initialized"}', hdrs)
-    conn.getresponse().read()
+
+def raw_blob(url: str, size: int, repeats: int) -> dict:
+    """The 10 MiB answer without a library: what the server, the socket and ``json`` cost."""
+    raw = _RawHttp(url)
+
+    def call() -> Any:
+        result = raw.post("tools/call", {"name": "blob", "arguments": {"size": size}})
+        assert len(result["result"]["content"][0]["text"]) == size
+        return result
+
+    out = {"times": S._time_blob(call, repeats)}
+    raw.conn.close()
+    return out
+
+
+def raw_throughput(url: str, n_seq: int, n_conc: int, inflight: int, repeats: int) -> dict:
+    """``http.client`` keep-alive POSTs, one at a time, compact JSON in and ``json.loads`` out."""
+    raw = _RawHttp(url)
+    post = raw.post
+    conn = raw.conn
     call = {"name": "echo", "arguments": ECHO_ARGS}
     out: dict[str, Any] = {"seq": []}
     for rep in range(repeats + 1):
@@ -300,7 +322,11 @@ def child_main(args: argparse.Namespace) -> None:
                 else:
                     res = ours_blob(url, args.size, args.repeats)
             elif args.child == "raw":
-                res = raw_throughput(url, args.n_seq, args.n_conc, args.inflight, args.repeats)
+                if args.task == "throughput":
+                    res = raw_throughput(url, args.n_seq, args.n_conc, args.inflight,
+                                         args.repeats)
+                else:
+                    res = raw_blob(url, args.size, args.repeats)
             else:
                 import anyio
 
@@ -361,8 +387,12 @@ def collect(
             results.append(child(impl, "throughput"))
     for impl, results in runs.items():
         out[f"{impl}_throughput"] = S._pool(results)
-    for impl in ("ours", "sdk"):
-        out[f"{impl}_blob"] = child(impl, "blob")
+    blobs: dict[str, list[dict]] = {"ours": [], "sdk": [], "raw": []}
+    for _ in range(out["rounds"]):
+        for impl, results in blobs.items():
+            results.append(child(impl, "blob"))
+    for impl, results in blobs.items():
+        out[f"{impl}_blob"] = S._pool(results)
     out["rows"] = [r.as_dict() for r in rows(out)]
     return out
 
@@ -400,6 +430,10 @@ def rows(out: dict) -> list[C.Row]:
     x = row(f"{size // MiB} MiB blob call (SSE)", ob, sb, lambda d: d["times"], "s", higher=False)
     limit = TARGETS["blob_time"]
     target(x, f"ours/SDK <= 1/{1 / limit:g}", x.ratio_med, limit, ge=False, best=x.ratio)
+    floor = out.get("raw_blob", {"error": "not measured"})
+    x = row("  vs no-library floor (http.client)", ob, floor, lambda d: d["times"], "s",
+            higher=False)
+    x.target = "(info) ours/floor"
     vals = [res.get("error") or res["first"] for res in (ob, sb)]
     r.append(C.Row("  first (cold) call, same size", vals[0], vals[1], "s", target="(info)"))
     for key, label in (("tracemalloc_peak", "tracemalloc peak"), ("rss_delta", "RSS hi-water")):

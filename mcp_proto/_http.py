@@ -492,14 +492,17 @@ class StreamableHttp:
 
     # -- what came back -------------------------------------------------------------------
 
-    def receive_data(self, exchange_id: int, data: bytes, *, now: float) -> None:
+    def receive_data(self, exchange_id: int, data: bytes | bytearray | memoryview, *,
+                     now: float) -> None:
         """Bytes of the answer to an exchange; ``b""`` when the server closed the
         connection.  Never raises for what the server sent."""
         ex = self._exchanges.get(exchange_id)
         if ex is None or ex.done:
             return
         try:
-            ex.conn.receive_data(data)
+            # h11 appends the bytes to its own bytearray (its annotation says bytes; any
+            # bytes-like does), so a binding may pass a view of a buffer it reads into again.
+            ex.conn.receive_data(data)  # type: ignore[arg-type]
             while True:
                 event = ex.conn.next_event()
                 if event is h11.NEED_DATA or event is h11.PAUSED:

@@ -1048,14 +1048,20 @@ class _HttpConnection(_Pump):
                 sock.close()
                 return
             self.sockets[ex.id] = sock
-        data = b""
-        size = READ_SIZE
+        # One buffer per exchange, read into again and again: a 10 MiB answer then costs one
+        # buffer, not one new allocation (and its page faults) per read.  The core copies
+        # what it keeps (h11 buffers the bytes), so the next read may overwrite them.
+        buf = getattr(self._local, "read_buffer", None)  # this thread's, from its last read
+        if buf is None:
+            buf = self._local.read_buffer = memoryview(bytearray(READ_SIZE))
         try:
             sock.sendall(ex.data)
             while not ex.done:
-                data = sock.recv(size)
-                # A large answer streaming in: read in bigger pieces (as on stdio).
-                size = BIG_READ_SIZE if len(data) >= READ_SIZE else READ_SIZE
+                n = sock.recv_into(buf)
+                data = buf[:n]
+                if n == len(buf) == READ_SIZE:
+                    # A large answer streaming in: read in bigger pieces (as on stdio).
+                    buf = memoryview(bytearray(BIG_READ_SIZE))
                 with self.lock:
                     self.http.receive_data(ex.id, data, now=time.monotonic())
                     self._queue_output_locked()
