@@ -33,6 +33,7 @@ import _common as C
 
 HANDSHAKE_VERSION = "2025-11-25"
 BATCH = 1000
+IN_FLIGHT = 64  # round trips: calls made together, as 64 callers on one client make them
 CHUNK = 64 * 1024
 
 STRUCTURED = {
@@ -189,6 +190,37 @@ def _ours_round(session: Any, n: int, feed: Callable[..., tuple[float, int]]) ->
     return total
 
 
+def _round_trips(session: Any, n: int) -> float:
+    """``n`` tools/call round trips in the core, 64 at a time as 64 callers in flight make
+    them: the calls and their bytes out (timed), their answers built (untimed), then in as
+    64 KiB chunks and the events drained (timed)."""
+    gc.collect()
+    total, remaining = 0.0, n
+    call, send = session.call_tool, session.data_to_send
+    while remaining:
+        k = min(IN_FLIGHT, remaining)
+        t0 = time.perf_counter()
+        handles = [call("echo", {"text": "hi"}, now=0.0) for _ in range(k)]
+        send()
+        total += time.perf_counter() - t0
+        dt, done = _feed_chunks(session, [response_line(h.request_id) for h in handles])
+        if done != k:
+            raise RuntimeError(f"expected {k} events, got {done}")
+        total += dt
+        remaining -= k
+    return total
+
+
+def bench_round_trips(n: int, repeats: int) -> dict[str, Any]:
+    try:
+        check_ours_event()
+    except ImportError as exc:
+        return {"error": C.not_importable(exc)}
+    s = ready_session()
+    _round_trips(s, min(n, 2000))  # warm-up
+    return {"rates": [n / _round_trips(s, n) for _ in range(repeats)]}
+
+
 def check_ours_event() -> None:
     from mcp_proto import CallToolResult, Completed
 
@@ -225,6 +257,8 @@ def run_path(path: str, n: int, repeats: int) -> dict[str, Any]:
             return bench_sdk(n, repeats)
         except ImportError as exc:
             return {"error": f"mcp (SDK) not importable: {exc}"}
+    if path == "ours_round_trip":
+        return bench_round_trips(n, repeats)
     return bench_ours(n, repeats, _feed_lines if path == "ours" else _feed_chunks)
 
 
@@ -236,7 +270,7 @@ def collect(quick: bool = False, n: int | None = None, repeats: int | None = Non
     n = n or (5000 if quick else 50_000)
     repeats = repeats or (3 if quick else 7)
     out: dict[str, Any] = {"n": n, "repeats": repeats, "response_bytes": len(response_line(1))}
-    for path in ("json", "sdk", "ours", "ours_chunked"):
+    for path in ("json", "sdk", "ours", "ours_chunked", "ours_round_trip"):
         argv = [sys.executable, str(Path(__file__).resolve()), "--child", path]
         out[path] = C.run_child([*argv, "-n", str(n), "--repeats", str(repeats)], timeout=900)
     out["rows"] = [r.as_dict() for r in rows(out)]
@@ -260,6 +294,15 @@ def rows(out: dict[str, Any]) -> list[C.Row]:
         rel.ours = C.div(jb, ob) if C.num(ob) else ob
         rel.sdk, rel.ours_med, rel.sdk_med = C.div(jb, sb), C.div(jm, om), C.div(jm, sm)
         result.append(rel)
+    trip = out.get("ours_round_trip", {"error": "not measured"})
+    ob, om = st(trip)
+    per_call = C.Row("tools/call round trip (64 at a time)", ob, None, "calls/s", om,
+                     target="(info)")
+    result.append(per_call)
+    us = C.Row("  per round trip", None, None, "us", compare=False, target="(info)")
+    us.ours = C.div(1e6, ob) if C.num(ob) else ob
+    us.ours_med = C.div(1e6, om)
+    result.append(us)
     return result
 
 
@@ -270,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--json", metavar="PATH", help="also write results as JSON")
     ap.add_argument(
-        "--child", choices=("json", "sdk", "ours", "ours_chunked"), help=argparse.SUPPRESS
+        "--child", choices=("json", "sdk", "ours", "ours_chunked", "ours_round_trip"),
+        help=argparse.SUPPRESS
     )
     args = ap.parse_args(argv)
     if args.child:
