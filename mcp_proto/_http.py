@@ -774,15 +774,10 @@ class StreamableHttp:
 
 
 def _json_body(body: bytearray) -> Any:
-    """The JSON value of an HTTP body, decoded once (``json.loads`` of bytes would copy them
-    first); raises ``ValueError``/``RecursionError`` as :func:`json.loads`.  JSON over HTTP
-    is UTF-8 (RFC 8259 section 8.1), a byte-order mark allowed; anything else is left to
-    ``json.loads``, which also reads UTF-16 and UTF-32."""
-    try:
-        text = body.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return json.loads(bytes(body))
-    return loads(text)
+    """The JSON value of an HTTP body, as ``json.loads`` of its bytes gives it (UTF-8, 16 or
+    32, told apart as ``json`` does), decoded once: ``json.loads`` would copy the bytes
+    first.  Raises ``ValueError``/``RecursionError`` as :func:`json.loads`."""
+    return loads(body.decode(json.detect_encoding(body), "surrogatepass"))
 
 
 def _json_or_none(body: bytearray) -> object:

@@ -26,56 +26,75 @@ MAX_CACHED_METHOD = 64
 MAX_CACHED_HEADS = 128
 
 
+#: Encoders kept for reuse, per flavour.  Each one is in use by one call at a time (taken
+#: from its pool and put back after), so threads never share one mid-call; the pool holds
+#: at most this many (one per thread encoding at the same moment is all it ever needs).
+MAX_POOLED_ENCODERS = 8
+
+
 def _unencodable(obj: object) -> Any:
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
-def _c_encoder(ensure_ascii: bool) -> Any:
-    """The C encoder, made once: compact, no NaN, no circular check (a cycle ends in
-    ``RecursionError`` instead, and the encoder keeps no state between calls, so threads may
-    share it).  None when the interpreter has no C accelerator."""
-    make = getattr(_encoder, "c_make_encoder", None)
-    if make is None:  # pragma: no cover - CPython always has it
-        return None
-    strings = _encoder.encode_basestring_ascii if ensure_ascii else _encoder.encode_basestring
-    try:
-        return make(None, _unencodable, strings, None, ":", ",", False, False, False)
-    except TypeError:  # pragma: no cover - a signature this module does not know
-        return None
+class _Encoders:
+    """The C encoder, compact and without NaN, made once and reused (``json.dumps`` makes one
+    per call).  It keeps ``json``'s check for cycles, which needs a table of the containers
+    being encoded: so each encoder serves one call at a time, and one that raised (its table
+    may keep entries) is dropped.  Falls back to ``json.JSONEncoder`` where the interpreter
+    has no C accelerator."""
+
+    __slots__ = ("_make", "_pool", "_python")
+
+    def __init__(self, ensure_ascii: bool) -> None:
+        self._pool: list[Any] = []
+        self._python = json.JSONEncoder(separators=_SEPARATORS, ensure_ascii=ensure_ascii,
+                                        allow_nan=False).encode
+        strings = _encoder.encode_basestring_ascii if ensure_ascii \
+            else _encoder.encode_basestring
+        make = getattr(_encoder, "c_make_encoder", None)
+        self._make: Any = None
+        if make is not None:
+            try:
+                make({}, _unencodable, strings, None, ":", ",", False, False, False)
+            except TypeError:  # pragma: no cover - a signature this module does not know
+                return
+            self._make = lambda: make({}, _unencodable, strings, None, ":", ",", False, False,
+                                      False)
+
+    def text(self, obj: Any) -> str:
+        """``obj`` as compact JSON text; raises as ``json.dumps``."""
+        if self._make is None:  # pragma: no cover - CPython always has the C encoder
+            return self._python(obj)
+        pool = self._pool
+        try:
+            encode = pool.pop()
+        except IndexError:
+            encode = self._make()
+        text = "".join(encode(obj, 0))  # on an exception this encoder is not put back
+        if len(pool) < MAX_POOLED_ENCODERS:
+            pool.append(encode)
+        return text
 
 
-_C_UTF8 = _c_encoder(False)
-_C_ASCII = _c_encoder(True)
-_PY_UTF8 = json.JSONEncoder(separators=_SEPARATORS, ensure_ascii=False, allow_nan=False).encode
-_PY_ASCII = json.JSONEncoder(separators=_SEPARATORS, allow_nan=False).encode
-
-
-def _text(obj: Any) -> str:
-    if _C_UTF8 is None:  # pragma: no cover
-        return _PY_UTF8(obj)
-    return "".join(_C_UTF8(obj, 0))
-
-
-def _ascii_text(obj: Any) -> str:
-    if _C_ASCII is None:  # pragma: no cover
-        return _PY_ASCII(obj)
-    return "".join(_C_ASCII(obj, 0))
+_UTF8 = _Encoders(ensure_ascii=False)
+_ASCII = _Encoders(ensure_ascii=True)
+_text = _UTF8.text
 
 
 def dumps(obj: Any) -> bytes:
     """Compact UTF-8 JSON without newlines (X-01: a message must fit on one line), the bytes
     ``json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)`` gives.
 
-    Raises ``ValueError``/``TypeError`` for values JSON cannot carry (NaN, sets, ...) and
-    ``RecursionError`` for a cycle: a :class:`LocalProtocolError` is raised by the session,
-    which knows which call it was.
+    Raises ``ValueError``/``TypeError`` for values JSON cannot carry (NaN, sets, a cycle, ...)
+    and ``RecursionError`` for nesting deeper than the interpreter's limit: a
+    :class:`LocalProtocolError` is raised by the session, which knows which call it was.
     """
     try:
         return _text(obj).encode("utf-8")
     except UnicodeEncodeError:
         # A lone surrogate (for example an id the server sent as "\ud800") cannot be UTF-8:
         # escape it as JSON, which gives the server back exactly what it sent.
-        return _ascii_text(obj).encode("ascii")
+        return _ASCII.text(obj).encode("ascii")
 
 
 _heads: dict[str, str] = {}
@@ -85,18 +104,16 @@ def dumps_request(rid: int, method: str, params: dict[str, Any] | None) -> bytes
     """The bytes of ``{"jsonrpc":"2.0","id":rid,"method":method,"params":params}`` (no
     ``params`` when None), as :func:`dumps` gives them, without encoding the envelope each
     time.  Raises as :func:`dumps`."""
+    if type(method) is not str:  # not ours to send, but encoded as json would
+        return dumps({"jsonrpc": "2.0", "id": rid, "method": method,
+                      **({} if params is None else {"params": params})})
     head = _heads.get(method)
     if head is None:
         # (a "%" in a method name must not read as a format)
         head = '{"jsonrpc":"2.0","id":%d,"method":' + _text(method).replace("%", "%%")
         if len(method) <= MAX_CACHED_METHOD and len(_heads) < MAX_CACHED_HEADS:
             _heads[method] = head
-    if params is None:
-        text = head % rid + "}"
-    elif _C_UTF8 is not None:
-        text = head % rid + ',"params":' + "".join(_C_UTF8(params, 0)) + "}"
-    else:  # pragma: no cover
-        text = head % rid + ',"params":' + _PY_UTF8(params) + "}"
+    text = head % rid + ("}" if params is None else ',"params":' + _text(params) + "}")
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:

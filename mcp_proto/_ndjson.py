@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ._limits import MAX_MESSAGE_SIZE
 
-__all__ = ["BULK_SPLIT_MAX", "EDGE_BYTES", "NdjsonFramer", "Oversize"]
+__all__ = ["BULK_MIN_AVERAGE_LINE", "BULK_SPLIT_MAX", "EDGE_BYTES", "NdjsonFramer", "Oversize"]
 
 #: Bytes kept from each end of an oversize line: enough to find the ``"id"`` of a response
 #: whose id comes first (most servers) or last (JavaScript servers that put ``result`` first).
@@ -27,6 +27,10 @@ EDGE_BYTES = 256
 #: one read brings under load); a larger one goes line by line, so that a big message is
 #: handed over without a copy and only one decoded message is alive at a time.
 BULK_SPLIT_MAX = 1 << 18
+#: ... and only when its lines are this long on average: a split makes an object per line,
+#: empty ones too, so a read of bare newlines would otherwise cost many times its size.  No
+#: JSON-RPC message is shorter (``{"jsonrpc":"2.0","id":1,"result":{}}`` is 36 bytes).
+BULK_MIN_AVERAGE_LINE = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +129,10 @@ class NdjsonFramer:
         """The next complete lines, in order, as :meth:`next_line` gives them (all of them
         when the buffer is small, else the next one); empty when no line is complete."""
         buf = self._buf
-        if self._ready or self._discarding or len(buf) > BULK_SPLIT_MAX \
-                or buf.find(b"\n", self._scan) < 0:
+        size = len(buf)
+        if self._ready or self._discarding or size > BULK_SPLIT_MAX \
+                or buf.find(b"\n", self._scan) < 0 \
+                or buf.count(b"\n") * BULK_MIN_AVERAGE_LINE > size:
             line = self.next_line()
             return [] if line is None else [line]
         parts = buf.split(b"\n")

@@ -37,6 +37,7 @@ from _bindings import (
 )
 from _bindings import _to_thread as to_thread
 from conftest import modern_command, proc_state, scripted_command
+from mcp_proto_io import _async_base
 from mcp_proto_io._async_base import CALLBACK_HIGH_WATER
 
 from mcp_proto import (
@@ -435,6 +436,39 @@ def test_close_from_another_task_fails_pending_calls(binding: str) -> None:
         with pytest.raises(ConnectionClosed):
             await c.call_tool("echo", {"text": "after close"})
         await c.aclose()  # idempotent
+
+    run(binding, scenario)
+
+
+@pytest.mark.parametrize("binding", ASYNC_BINDINGS)
+def test_a_bug_in_the_deferred_flush_fails_the_calls_and_the_client_still_closes(
+        binding: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls started together are flushed at the end of the loop's turn (AsyncPump.start);
+    a bug there fails every call with ConnectionClosed, and aclose() still ends (on trio the
+    flush runs in a task of the connection, which close() must not leave behind)."""
+    original = _async_base.AsyncPump._after_soon
+    bugs = [RuntimeError("a bug in the deferred flush")]
+
+    def after_soon(self: Any) -> None:
+        if bugs:
+            monkeypatch.setattr(self, "_after", lambda: (_ for _ in ()).throw(bugs.pop()))
+        original(self)
+
+    monkeypatch.setattr(_async_base.AsyncPump, "_after_soon", after_soon)
+
+    async def scenario(b: Binding) -> None:
+        c = b.stdio_client(scripted_command())
+        await c.connect()
+        pid = c.pid
+        async with b.tasks() as tg:
+            calls = [tg.spawn(c.call_tool, "echo", {"text": str(i)}, name=f"echo-{i}")
+                     for i in range(3)]
+            for job in calls:
+                await job.wait()
+                assert type(job.error) is ConnectionClosed, (job.error, job.value)
+                assert "a bug in the deferred flush" in str(job.error)
+        await c.aclose()  # bounded by run(): a task left parked would hang it
+        assert gone(pid) and not bugs
 
     run(binding, scenario)
 

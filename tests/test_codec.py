@@ -6,6 +6,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -82,9 +85,33 @@ def test_values_json_cannot_carry_are_refused(bad: Any, error: type[Exception]) 
 def test_a_cycle_is_refused_and_the_encoder_still_works() -> None:
     cycle: dict[str, Any] = {}
     cycle["self"] = cycle
-    with pytest.raises((RecursionError, ValueError)):
-        dumps(cycle)
-    assert dumps({"after": [1]}) == b'{"after":[1]}'
+    shared = [1]
+    for _ in range(3):
+        with pytest.raises(ValueError, match="Circular reference"):
+            dumps(cycle)
+        with pytest.raises(ValueError, match="Circular reference"):
+            dumps_request(1, "m", {"a": cycle})
+        # A container seen twice is no cycle (a reused encoder forgot the failed call).
+        assert dumps({"a": shared, "b": shared}) == b'{"a":[1],"b":[1]}'
+
+
+def test_a_cycle_is_found_before_the_stack_runs_out() -> None:
+    """With a high recursion limit, a cycle must still be a ValueError, not a crash."""
+    code = ("import sys; sys.setrecursionlimit(1_000_000)\n"
+            "from mcp_proto._json import dumps\n"
+            "c = {}; c['a'] = c\n"
+            "try:\n    dumps(c)\nexcept ValueError as e:\n    print('refused:', e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert out.returncode == 0 and "Circular reference" in out.stdout, out
+
+
+def test_threads_encoding_at_once_get_their_own_bytes() -> None:
+    values = [{"i": i, "items": list(range(i % 7)), "nested": {"k": [i]}} for i in range(200)]
+    expected = [_reference(v) for v in values]
+    with ThreadPoolExecutor(8) as pool:
+        for _ in range(5):
+            assert list(pool.map(dumps, values)) == expected
 
 
 @settings(max_examples=300, deadline=None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from typing import Any
 from unittest import mock
 
@@ -254,13 +255,16 @@ def test_any_split_gives_the_same_lines(stream: bytes, cuts: list[int], limit: i
 
 @settings(max_examples=200, deadline=None)
 @given(stream=_stream, cuts=st.lists(st.integers(0, 10_000), max_size=20),
-       limit=st.sampled_from([MAX, SMALL_MAX]), bulk_max=st.sampled_from([1 << 18, 64]))
+       limit=st.sampled_from([MAX, SMALL_MAX]), bulk_max=st.sampled_from([1 << 18, 64]),
+       average=st.sampled_from([0, 32]))
 def test_lines_in_bulk_are_the_lines_one_by_one(stream: bytes, cuts: list[int], limit: int,
-                                                bulk_max: int) -> None:
-    """lines() splits a small buffer in one pass and a large one line by line
-    (BULK_SPLIT_MAX, lowered here so that both happen): the same lines either way."""
+                                                bulk_max: int, average: int) -> None:
+    """lines() splits a small buffer of long enough lines in one pass and the others line
+    by line (BULK_SPLIT_MAX and BULK_MIN_AVERAGE_LINE, changed here so that both happen):
+    the same lines either way."""
     expected = model(stream, limit)
-    with mock.patch("mcp_proto._ndjson.BULK_SPLIT_MAX", bulk_max):
+    with mock.patch("mcp_proto._ndjson.BULK_SPLIT_MAX", bulk_max), \
+            mock.patch("mcp_proto._ndjson.BULK_MIN_AVERAGE_LINE", average):
         assert frame([stream], limit, drain_each=False, bulk=True) == expected
         assert frame(_split(stream, cuts), limit, bulk=True) == expected
         assert frame(_split(stream, cuts), limit, drain_each=False, bulk=True) == expected
@@ -268,10 +272,26 @@ def test_lines_in_bulk_are_the_lines_one_by_one(stream: bytes, cuts: list[int], 
 
 def test_bulk_lines_are_the_callers_and_drop_their_cr() -> None:
     framer = NdjsonFramer(100)
-    framer.feed(b'{"a":1}\r\n\n{"b":2}\n{"c"')
+    first, second = b'{"jsonrpc":"2.0","id":1,"result":{}}', b'{"jsonrpc":"2.0","id":2,"result":{}}'
+    framer.feed(first + b"\r\n" + second + b'\n{"c"')
     lines = framer.lines()
-    assert lines == [b'{"a":1}', b'{"b":2}']
+    assert lines == [first, second]
     assert all(isinstance(line, bytearray) for line in lines)
     assert framer.lines() == []
     framer.feed(b":3}\n")
     assert framer.lines() == [b'{"c":3}']
+
+
+def test_a_read_of_bare_newlines_is_not_split_into_objects() -> None:
+    """A split makes an object per line, empty ones too: a buffer of short lines goes line
+    by line, so memory stays near the buffer's size."""
+    framer = NdjsonFramer(100)
+    framer.feed(b"\n" * (1 << 17) + b'{"a":1}\n')
+    tracemalloc.start()
+    try:
+        lines = framer.lines()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert lines == [b'{"a":1}']
+    assert peak < 1 << 17  # a split would have made 131072 objects (about 7 MiB)

@@ -131,11 +131,12 @@ class _Soon:
     do it too, but it is made for other threads: a lock and a write to the run's wake-up
     socket on every call."""
 
-    __slots__ = ("queue", "task")
+    __slots__ = ("ended", "queue", "task")
 
-    def __init__(self) -> None:
+    def __init__(self, ended: Callable[[], bool]) -> None:
         self.queue: list[Callable[[], None]] = []
         self.task: trio.lowlevel.Task | None = None  # parked, waiting for work
+        self.ended = ended  # the connection closed: stop (close() spares the task it runs in)
 
     def add(self, fn: Callable[[], None]) -> None:
         self.queue.append(fn)
@@ -144,7 +145,7 @@ class _Soon:
             trio.lowlevel.reschedule(task)
 
     async def run(self) -> None:
-        while True:
+        while not self.ended():
             if not self.queue:
                 self.task = trio.lowlevel.current_task()
                 await trio.lowlevel.wait_task_rescheduled(self._abort)
@@ -269,7 +270,7 @@ class _Timer(AsyncPump):
     def _soon(self, fn: Callable[[], None]) -> None:
         runner = self.soon_runner
         if runner is None:
-            runner = self.soon_runner = _Soon()
+            runner = self.soon_runner = _Soon(lambda: self.closing)
             self.spawn("mcp-proto-soon", runner.run)
         runner.add(fn)
 
