@@ -92,6 +92,7 @@ class Row:
     ok: bool | None = None
     compare: bool = True  # False: ours/SDK is meaningless for this row
     ok_best: bool = False  # missed on the median but met on the best repeat
+    paired: float | None = None  # the median of per-round ratios, when the rounds were paired
 
     @property
     def ratio(self) -> float | None:
@@ -99,7 +100,11 @@ class Row:
 
     @property
     def ratio_med(self) -> float | None:
-        return div(self.ours_med, self.sdk_med) if self.compare else None
+        """ours/SDK of the medians; or, for clients measured in paired rounds, the median of
+        the rounds' ratios (drift of the machine between rounds then cancels out)."""
+        if not self.compare:
+            return None
+        return self.paired if self.paired is not None else div(self.ours_med, self.sdk_med)
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.__dict__, "ratio": self.ratio, "ratio_med": self.ratio_med}
