@@ -34,7 +34,6 @@ __all__ = [
     "SubscriptionEnded",
     "TaskStatus",
     "make_completed",
-    "make_failed",
     "make_handle",
 ]
 
@@ -192,5 +191,3 @@ make_handle = builder(RequestHandle)
 """``make_handle(id, method)``: a :class:`RequestHandle`."""
 make_completed = builder(Completed)
 """``make_completed(handle, value)``: a :class:`Completed`."""
-make_failed = builder(Failed)
-"""``make_failed(handle, error)``: a :class:`Failed`."""

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from mcp_proto import CallToolResult, Completed, Failed, RequestHandle, TextContent, _json
 from mcp_proto._build import builder
 from mcp_proto._errors import RpcError
-from mcp_proto._events import make_completed, make_failed, make_handle
+from mcp_proto._events import make_completed, make_handle
 from mcp_proto._json import MAX_CACHED_HEADS, dumps, dumps_request, loads
 
 _text = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
@@ -156,7 +156,7 @@ def test_builders_make_what_the_constructors_make(rid: int, method: str, value: 
                                                                                        method))
     assert make_completed(handle, value) == Completed(handle=handle, value=value)
     error = RpcError(-32000, text)
-    assert make_failed(handle, error) == Failed(handle=handle, error=error)
+    assert builder(Failed)(handle, error) == Failed(handle=handle, error=error)
     block = builder(TextContent)(text, None, meta, "text")
     assert block == TextContent(text=text, meta=meta)
     raw = {"content": [{"type": "text", "text": text}]}

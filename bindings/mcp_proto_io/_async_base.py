@@ -193,7 +193,6 @@ class Runtime(Protocol):
 
     def is_current(self, task: TaskHandle) -> bool: ...
 
-
     async def sleep(self, seconds: float) -> None: ...
 
     def lock(self) -> Any:

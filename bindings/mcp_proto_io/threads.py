@@ -1048,9 +1048,10 @@ class _HttpConnection(_Pump):
                 sock.close()
                 return
             self.sockets[ex.id] = sock
-        # One buffer per exchange, read into again and again: a 10 MiB answer then costs one
-        # buffer, not one new allocation (and its page faults) per read.  The core copies
-        # what it keeps (h11 buffers the bytes), so the next read may overwrite them.
+        # Reads go into a buffer used again and again (this thread's; a larger one for this
+        # exchange once a large answer streams in): a 10 MiB answer then costs one buffer,
+        # not a new allocation and its page faults per read.  The core copies what it keeps
+        # (h11 buffers the bytes), so the next read may overwrite them.
         buf = getattr(self._local, "read_buffer", None)  # this thread's, from its last read
         if buf is None:
             buf = self._local.read_buffer = memoryview(bytearray(READ_SIZE))
