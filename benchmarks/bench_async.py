@@ -258,10 +258,13 @@ def collect(
         runs[TS] = []
     else:
         out[TS] = {"error": f"not measured: no node, or no TypeScript SDK in {TS_MODULES}"}
-    for _ in range(out["rounds"]):
-        for key, results in runs.items():
+    keys = list(runs)
+    for i in range(out["rounds"]):
+        # Each round starts one client later, so no client always runs first (or right
+        # after a given one) within the rounds whose ratios are paired.
+        for key in keys[i % len(keys):] + keys[:i % len(keys)]:
             child = ts_argv if key == TS else [*argv, "--child", key]
-            results.append(C.run_child(child, 600))  # type: ignore[arg-type]
+            runs[key].append(C.run_child(child, 600))  # type: ignore[arg-type]
     out["round_medians"] = {
         key: [statistics.median(res["conc"]) for res in results]
         for key, results in runs.items()

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from ._limits import MAX_MESSAGE_SIZE
 
-__all__ = ["BULK_MIN_AVERAGE_LINE", "BULK_SPLIT_MAX", "EDGE_BYTES", "NdjsonFramer", "Oversize"]
+__all__ = ["BULK_MIN_AVERAGE_LINE", "BULK_SPLIT_MAX", "EDGE_BYTES", "SHORT_LINES_PER_CALL",
+           "NdjsonFramer", "Oversize"]
 
 #: Bytes kept from each end of an oversize line: enough to find the ``"id"`` of a response
 #: whose id comes first (most servers) or last (JavaScript servers that put ``result`` first).
@@ -28,9 +29,13 @@ EDGE_BYTES = 256
 #: handed over without a copy and only one decoded message is alive at a time.
 BULK_SPLIT_MAX = 1 << 18
 #: ... and only when its lines are this long on average: a split makes an object per line,
-#: empty ones too, so a read of bare newlines would otherwise cost many times its size.  No
-#: JSON-RPC message is shorter (``{"jsonrpc":"2.0","id":1,"result":{}}`` is 36 bytes).
+#: empty ones too, so a read of bare newlines would otherwise cost many times its size.
+#: Real messages are longer (``{"jsonrpc":"2.0","id":1,"result":{}}`` is 36 bytes); a buffer
+#: of shorter lines goes line by line, :data:`SHORT_LINES_PER_CALL` at a time.
 BULK_MIN_AVERAGE_LINE = 32
+#: Lines :meth:`NdjsonFramer.lines` gives at a time from a buffer of short lines (bounded, so
+#: that their objects stay few; the buffer is judged once per :meth:`~NdjsonFramer.feed`).
+SHORT_LINES_PER_CALL = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +53,13 @@ class Oversize:
 class NdjsonFramer:
     """Splits a byte stream into lines, each at most ``max_message_size`` bytes.
 
-    Use: :meth:`feed` what arrived, then call :meth:`next_line` until it returns ``None``.
-    At end of stream, :meth:`feed_eof` turns a final unterminated line into a line.
+    Use: :meth:`feed` what arrived, then call :meth:`next_line` until it returns ``None``
+    (or :meth:`lines` until it returns an empty list: the same lines, many at a time).  At
+    end of stream, :meth:`feed_eof` turns a final unterminated line into a line.
     """
 
-    __slots__ = ("_buf", "_discarding", "_head", "_max", "_ready", "_scan", "_size", "_tail")
+    __slots__ = ("_buf", "_discarding", "_head", "_max", "_ready", "_scan", "_short", "_size",
+                 "_tail")
 
     def __init__(self, max_message_size: int = MAX_MESSAGE_SIZE) -> None:
         if max_message_size <= 0:
@@ -60,6 +67,7 @@ class NdjsonFramer:
         self._max = max_message_size
         self._buf = bytearray()
         self._scan = 0
+        self._short: bool | None = None  # the buffer holds short lines (None: not judged yet)
         self._ready: deque[Oversize] = deque()
         # Discard state: set while the rest of an oversize line is being dropped.
         self._discarding = False
@@ -74,6 +82,7 @@ class NdjsonFramer:
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Take bytes from the stream."""
+        self._short = None
         if self._discarding:
             self._discard(data)
         else:
@@ -131,10 +140,16 @@ class NdjsonFramer:
         buf = self._buf
         size = len(buf)
         if self._ready or self._discarding or size > BULK_SPLIT_MAX \
-                or buf.find(b"\n", self._scan) < 0 \
-                or buf.count(b"\n") * BULK_MIN_AVERAGE_LINE > size:
+                or buf.find(b"\n", self._scan) < 0:
             line = self.next_line()
             return [] if line is None else [line]
+        if self._short is None:  # once per feed: a count per call would make this quadratic
+            self._short = buf.count(b"\n") * BULK_MIN_AVERAGE_LINE > size
+        if self._short:
+            lines: list[bytes | bytearray | Oversize] = []
+            while len(lines) < SHORT_LINES_PER_CALL and (line := self.next_line()) is not None:
+                lines.append(line)
+            return lines
         parts = buf.split(b"\n")
         self._buf = parts.pop()  # what follows the last newline
         self._scan = len(self._buf)  # it holds no newline

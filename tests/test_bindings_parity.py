@@ -461,7 +461,8 @@ def test_a_bug_in_the_deferred_flush_fails_the_calls_and_the_client_still_closes
         await c.connect()
         pid = c.pid
         async with b.tasks() as tg:
-            calls = [tg.spawn(c.call_tool, "echo", {"text": str(i)}, name=f"echo-{i}")
+            # Slow calls: none is answered before the flush fails (the first is sent at once).
+            calls = [tg.spawn(c.call_tool, "sleep", {"seconds": 30}, name=f"sleep-{i}")
                      for i in range(3)]
             for job in calls:
                 await job.wait()
