@@ -782,7 +782,7 @@ def _json_body(body: bytearray) -> Any:
 
 def _json_or_none(body: bytearray) -> object:
     try:
-        return json.loads(bytes(body)) if body else None
+        return _json_body(body) if body else None
     except (ValueError, RecursionError):
         return None
 

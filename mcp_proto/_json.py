@@ -43,33 +43,36 @@ class _Encoders:
     may keep entries) is dropped.  Falls back to ``json.JSONEncoder`` where the interpreter
     has no C accelerator."""
 
-    __slots__ = ("_make", "_pool", "_python")
+    __slots__ = ("_c_make", "_pool", "_python", "_strings")
 
     def __init__(self, ensure_ascii: bool) -> None:
-        self._pool: list[Any] = []
         self._python = json.JSONEncoder(separators=_SEPARATORS, ensure_ascii=ensure_ascii,
                                         allow_nan=False).encode
-        strings = _encoder.encode_basestring_ascii if ensure_ascii \
+        self._strings = _encoder.encode_basestring_ascii if ensure_ascii \
             else _encoder.encode_basestring
-        make = getattr(_encoder, "c_make_encoder", None)
-        self._make: Any = None
-        if make is not None:
+        self._c_make: Any = getattr(_encoder, "c_make_encoder", None)
+        self._pool: list[Any] = []
+        if self._c_make is not None:
             try:
-                make({}, _unencodable, strings, None, ":", ",", False, False, False)
+                self._pool.append(self._new())
             except TypeError:  # pragma: no cover - a signature this module does not know
-                return
-            self._make = lambda: make({}, _unencodable, strings, None, ":", ",", False, False,
-                                      False)
+                self._c_make = None
+
+    def _new(self) -> Any:
+        """A C encoder with a table of its own (the markers of ``json``'s cycle check)."""
+        item, key = _SEPARATORS
+        return self._c_make({}, _unencodable, self._strings, None, key, item, False, False,
+                            False)
 
     def text(self, obj: Any) -> str:
         """``obj`` as compact JSON text; raises as ``json.dumps``."""
-        if self._make is None:  # pragma: no cover - CPython always has the C encoder
+        if self._c_make is None:  # pragma: no cover - CPython always has the C encoder
             return self._python(obj)
         pool = self._pool
         try:
             encode = pool.pop()
         except IndexError:
-            encode = self._make()
+            encode = self._new()
         text = "".join(encode(obj, 0))  # on an exception this encoder is not put back
         if len(pool) < MAX_POOLED_ENCODERS:
             pool.append(encode)
@@ -105,8 +108,7 @@ def dumps_request(rid: int, method: str, params: dict[str, Any] | None) -> bytes
     ``params`` when None), as :func:`dumps` gives them, without encoding the envelope each
     time.  Raises as :func:`dumps`."""
     if type(method) is not str:  # not ours to send, but encoded as json would
-        return dumps({"jsonrpc": "2.0", "id": rid, "method": method,
-                      **({} if params is None else {"params": params})})
+        return dumps(_envelope(rid, method, params))
     head = _heads.get(method)
     if head is None:
         # (a "%" in a method name must not read as a format)
@@ -116,9 +118,15 @@ def dumps_request(rid: int, method: str, params: dict[str, Any] | None) -> bytes
     text = head % rid + ("}" if params is None else ',"params":' + _text(params) + "}")
     try:
         return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return dumps({"jsonrpc": "2.0", "id": rid, "method": method,
-                      **({} if params is None else {"params": params})})
+    except UnicodeEncodeError:  # a lone surrogate: dumps escapes the whole message
+        return dumps(_envelope(rid, method, params))
+
+
+def _envelope(rid: int, method: Any, params: dict[str, Any] | None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
 
 
 _scan: Any = _decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in __init__
