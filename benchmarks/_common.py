@@ -40,6 +40,33 @@ def server_path(arg: str | None) -> Path:
     return path
 
 
+def cpu_list(text: str) -> str:
+    """``text`` (``"0"``, ``"0,1"``) checked as a list of CPU numbers and written back the
+    same way; raises SystemExit naming what is wrong, before any client runs."""
+    try:
+        cpus = sorted({int(part) for part in text.split(",")})
+    except ValueError:
+        cpus = []
+    if not cpus or cpus[0] < 0:
+        raise SystemExit(f"--pin: {text!r} is not a list of CPU numbers such as 0 or 0,1")
+    return ",".join(map(str, cpus))
+
+
+def pinned_server(server: Path, cpus: str, folder: Path) -> Path:
+    """A server script in ``folder`` that moves itself to ``cpus`` (a :func:`cpu_list`) and
+    then becomes ``server``: every client starts it as ``python SCRIPT``, so each one's
+    server lands on those CPUs whatever the client inherits or passes on (the SDKs spawn
+    with a reduced environment, so an environment variable would not reach it)."""
+    wrapper = folder / f"pinned_{server.name}"
+    wrapper.write_text(
+        "import os, sys\n"
+        f"os.sched_setaffinity(0, {sorted(int(c) for c in cpus.split(','))!r})\n"
+        f"os.execv(sys.executable, [sys.executable, {str(server)!r}, *sys.argv[1:]])\n",
+        encoding="utf-8",
+    )
+    return wrapper
+
+
 def not_importable(exc: BaseException) -> str:
     return f"mcp_proto not importable: {type(exc).__name__}: {exc}"
 

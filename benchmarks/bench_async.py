@@ -35,6 +35,7 @@ import os
 import shutil
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -205,7 +206,7 @@ def child_main(key: str, cfg: dict[str, Any]) -> dict[str, Any]:
     impl, rt = key.split("-")
     if cfg["pin"]:  # inherited by the server process the client spawns
         os.sched_setaffinity(0, {int(c) for c in cfg["pin"].split(",")})
-    server = Path(cfg["server"])
+    server = Path(cfg["spawn"])
     if impl == "sdk":
         connect = lambda: S._sdk_client(server)  # noqa: E731
     elif impl == "raw":
@@ -249,6 +250,21 @@ def collect(
         "pin": pin,
         **counts,
     }
+    out["spawn"] = out["server"]  # what the clients start (the server, or its pinning script)
+    with tempfile.TemporaryDirectory(prefix="mcp-bench-") as folder:
+        if pin and "/" in pin:  # CLIENT/SERVER: each client on its CPUs, its server on others
+            client_cpus, server_cpus = (C.cpu_list(part) for part in pin.split("/", 1))
+            out["pin"], out["server_pin"] = client_cpus, server_cpus
+            out["spawn"] = str(C.pinned_server(Path(out["server"]), server_cpus, Path(folder)))
+        elif pin:
+            out["pin"] = C.cpu_list(pin)
+        _run_clients(out)
+    out["rows"] = [r.as_dict() for r in rows(out)]
+    return out
+
+
+def _run_clients(out: dict[str, Any]) -> None:
+    """Every client's rounds, then the import times, into ``out``."""
     argv = [sys.executable, str(Path(__file__).resolve()), "--config", json.dumps(out)]
     # Interleave the five clients round by round so slow drift hits all of them alike.
     runs: dict[str, list[dict]] = {f"{i}-{rt}": [] for rt in RUNTIMES for i in IMPLS}
@@ -278,8 +294,6 @@ def collect(
         if key.startswith("ours") and "error" in res:
             res["error"] = f"mcp_proto not importable: {res['error']}"
         out[f"{key}_import"] = res
-    out["rows"] = [r.as_dict() for r in rows(out)]
-    return out
 
 
 def _ts_argv(cfg: dict[str, Any]) -> list[str] | None:
@@ -289,7 +303,7 @@ def _ts_argv(cfg: dict[str, Any]) -> list[str] | None:
     if not node or not (TS_MODULES / "@modelcontextprotocol" / "sdk" / "package.json").exists():
         return None
     settings = {k: cfg[k] for k in ("n_seq", "n_conc", "inflight", "repeats")}
-    settings.update(python=sys.executable, server=cfg["server"])
+    settings.update(python=sys.executable, server=cfg["spawn"])
     argv = [node, str(TS_SCRIPT), str(TS_MODULES), json.dumps(settings)]
     if cfg.get("pin"):  # pinned as the Python clients pin themselves (the server inherits it)
         cpus = sorted(int(c) for c in cfg["pin"].split(","))
@@ -383,7 +397,8 @@ def print_report(out: dict) -> None:
         f"async bindings over stdio vs {Path(out['server']).name}: best (median) of {reps} "
         f"repeats of seq n={out['n_seq']} and {out['inflight']}-in-flight n={out['n_conc']}; "
         f"import best of {out['import_runs']}"
-        + (f"; pinned to CPU {out['pin']}" if out.get("pin") else ""),
+        + (f"; clients pinned to CPU {out['pin']}" if out.get("pin") else "")
+        + (f", their servers to CPU {out['server_pin']}" if out.get("server_pin") else ""),
         rows(out),
     )
     print("  per-repeat calls/s")
@@ -404,7 +419,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="short smoke run (about 10 s)")
     ap.add_argument("--server", help="server script (default benchmarks/servers/fast_server.py)")
-    ap.add_argument("--pin", metavar="CPUS", help="pin clients+server to CPUs, e.g. 0 or 0,1")
+    ap.add_argument("--pin", metavar="CPUS",
+                    help="pin clients and servers to CPUs, e.g. 0 or 0,1; CLIENT/SERVER (0/1)\n"
+                         "pins each client to CLIENT and its server to SERVER")
     ap.add_argument("--json", metavar="PATH", help="also write results as JSON")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # internal: ours-asyncio, sdk-trio, ...
     ap.add_argument("--config", help=argparse.SUPPRESS)  # internal: collect()'s settings

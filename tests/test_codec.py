@@ -208,7 +208,13 @@ def test_builders_refuse_what_they_cannot_build() -> None:
         def __post_init__(self) -> None:
             pass
 
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Derived(Plain):  # its frozen base has a __setattr__ of its own
+        b: int
+
     with pytest.raises(TypeError, match="slotted"):
         builder(Plain)
     with pytest.raises(TypeError, match="__post_init__"):
         builder(Checked)
+    with pytest.raises(TypeError, match="__setattr__"):
+        builder(Derived)
