@@ -49,6 +49,10 @@ def cpu_list(text: str) -> str:
         cpus = []
     if not cpus or cpus[0] < 0:
         raise SystemExit(f"--pin: {text!r} is not a list of CPU numbers such as 0 or 0,1")
+    missing = set(cpus) - os.sched_getaffinity(0)
+    if missing:
+        raise SystemExit(f"--pin: no CPU {sorted(missing)} here (this process may use "
+                         f"{sorted(os.sched_getaffinity(0))})")
     return ",".join(map(str, cpus))
 
 

@@ -259,6 +259,7 @@ def collect(
         elif pin:
             out["pin"] = C.cpu_list(pin)
         _run_clients(out)
+    del out["spawn"]  # (a pinning script lived in the folder just removed)
     out["rows"] = [r.as_dict() for r in rows(out)]
     return out
 

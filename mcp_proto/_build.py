@@ -21,24 +21,33 @@ from typing import Any, TypeVar
 __all__ = ["builder"]
 
 _T = TypeVar("_T")
+#: The generated function's own names, which a field of the same name would shadow.
+_RESERVED = frozenset({"o", "_new", "_twin", "_cls"})
 
 
 def builder(cls: type[_T]) -> Callable[..., _T]:
     """A function ``build(field1, field2, ...)`` that makes a ``cls`` from every field's value
     in declaration order, without defaults or checks.  ``cls`` must be a frozen dataclass with
-    slots, no ``__post_init__`` and no base with a ``__setattr__`` of its own (``TypeError``
-    otherwise, when the builder is made)."""
+    slots, no ``__post_init__``, no base with a ``__setattr__`` of its own, no field named as
+    the builder's own variables, and a layout CPython lets an object change class between
+    (not ``weakref_slot=True``): ``TypeError`` otherwise, when the builder is made."""
     if not (dataclasses.is_dataclass(cls) and "__slots__" in cls.__dict__):
         raise TypeError(f"{cls.__name__} is not a slotted dataclass")
     if hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__} has a __post_init__ that a builder would skip")
     names = [f.name for f in dataclasses.fields(cls)]
+    if _RESERVED.intersection(names):
+        raise TypeError(f"{cls.__name__} has a field named {sorted(_RESERVED & set(names))} "
+                        "that the builder's own names would shadow")
     # The twin: the same bases and slots (so the same memory layout), none of the frozen
     # class's own methods, so its slots take plain assignments.
     # (``__orig_bases__``: a generic record's ``Generic[T]``, which plain ``Generic`` is not.)
     slots = cls.__dict__["__slots__"]
-    twin = types.new_class(f"_{cls.__name__}Twin", getattr(cls, "__orig_bases__", cls.__bases__),
-                           exec_body=lambda ns: ns.update(__slots__=slots))
+    # (Its own ``__orig_bases__`` only: a subclass inherits its generic base's.)
+    twin = types.new_class(f"_{cls.__name__}Twin",
+                           cls.__dict__.get("__orig_bases__", cls.__bases__),
+                           exec_body=lambda ns: ns.update(__slots__=slots,
+                                                          __module__=cls.__module__))
     if twin.__setattr__ is not object.__setattr__:  # type: ignore[comparison-overlap]
         raise TypeError(f"{cls.__name__} inherits a __setattr__ (a frozen base?) that a "
                         "builder cannot use")

@@ -212,6 +212,19 @@ def test_builders_refuse_what_they_cannot_build() -> None:
     class Derived(Plain):  # its frozen base has a __setattr__ of its own
         b: int
 
+    @dataclasses.dataclass(frozen=True)
+    class Referable:  # CPython will not swap the class of one whose slots add __weakref__
+        __slots__ = ("__weakref__", "a")
+        a: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Shadowing:
+        o: int
+
+    with pytest.raises(TypeError, match="layout"):
+        builder(Referable)
+    with pytest.raises(TypeError, match="shadow"):
+        builder(Shadowing)
     with pytest.raises(TypeError, match="slotted"):
         builder(Plain)
     with pytest.raises(TypeError, match="__post_init__"):
