@@ -77,6 +77,12 @@ S.IMPORTS.update(IMPORTS)  # S.import_times looks the code up there
 # =========================================================================================
 
 
+#: What the no-library clients send to open a session (as an old server expects it).
+RAW_INITIALIZE = {"protocolVersion": "2025-06-18", "capabilities": {},
+                  "clientInfo": {"name": "raw", "version": "0"}}
+RAW_INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
 class RawAsyncioClient:
     """The floor: an MCP client with no library at all on asyncio (one reader task, a dict of
     futures by id, ``json`` and the subprocess pipes; no timeouts, no validation).  What a
@@ -92,9 +98,8 @@ class RawAsyncioClient:
             *self._argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             limit=64 * 1024 * 1024)
         self._reader = asyncio.get_running_loop().create_task(self._read())
-        await self._request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                           "clientInfo": {"name": "raw", "version": "0"}})
-        self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await self._request("initialize", RAW_INITIALIZE)
+        self._write(RAW_INITIALIZED)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

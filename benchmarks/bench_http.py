@@ -380,19 +380,14 @@ def collect(
             argv += ["--repeats", str(out["blob_repeats"]), "--size", str(out["size"])]
         return C.run_child(argv, timeout)
 
-    # Interleave the clients round by round so slow drift on the machine hits both alike.
-    runs: dict[str, list[dict]] = {"ours": [], "sdk": [], "raw": []}
-    for _ in range(out["rounds"]):
+    # Interleave the clients round by round so slow drift on the machine hits all alike.
+    for task in ("throughput", "blob"):
+        runs: dict[str, list[dict]] = {"ours": [], "sdk": [], "raw": []}
+        for _ in range(out["rounds"]):
+            for impl, results in runs.items():
+                results.append(child(impl, task))
         for impl, results in runs.items():
-            results.append(child(impl, "throughput"))
-    for impl, results in runs.items():
-        out[f"{impl}_throughput"] = S._pool(results)
-    blobs: dict[str, list[dict]] = {"ours": [], "sdk": [], "raw": []}
-    for _ in range(out["rounds"]):
-        for impl, results in blobs.items():
-            results.append(child(impl, "blob"))
-    for impl, results in blobs.items():
-        out[f"{impl}_blob"] = S._pool(results)
+            out[f"{impl}_{task}"] = S._pool(results)
     out["rows"] = [r.as_dict() for r in rows(out)]
     return out
 

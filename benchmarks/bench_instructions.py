@@ -64,6 +64,7 @@ class RawTrioClient:
         self._next = 0
 
     async def __aenter__(self) -> RawTrioClient:
+        import bench_async as A
         import trio
 
         self._proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -72,9 +73,8 @@ class RawTrioClient:
         self._nursery_cm = trio.open_nursery()
         self._nursery = await self._nursery_cm.__aenter__()
         self._nursery.start_soon(self._read)
-        await self._request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                           "clientInfo": {"name": "raw", "version": "0"}})
-        self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await self._request("initialize", A.RAW_INITIALIZE)
+        self._write(A.RAW_INITIALIZED)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

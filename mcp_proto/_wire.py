@@ -269,8 +269,7 @@ class Wire:
             data = dumps_request(rid, method, wire)
         except (TypeError, ValueError, RecursionError) as exc:
             raise LocalProtocolError(f"arguments of {method} are not JSON: {exc}") from None
-        deadline = now + idle
-        deadline = min(deadline, total_deadline)
+        deadline = min(now + idle, total_deadline)
         p = self.pending[rid] = Pending(rid, handle, method, parse, answer, walk, progress,
                                         idle, total, total_deadline, deadline)
         p.params = params
