@@ -1,6 +1,6 @@
 """Run every benchmark (ours vs the official SDK) and print one summary.
 
-    python benchmarks/run_all.py            # full run (a few minutes; stdio, HTTP, async)
+    python benchmarks/run_all.py            # full run (a few minutes; stdio, HTTP, async, import)
     python benchmarks/run_all.py --quick    # CI smoke run (well under a minute)
 
 ``--strict`` exits 1 when a target is missed (or cannot be judged because our library is not
@@ -21,6 +21,7 @@ import _common as C
 import bench_async
 import bench_core
 import bench_http
+import bench_import
 import bench_stdio
 
 
@@ -46,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     bench_http.print_report(http)
     aio = bench_async.collect(quick=args.quick, pin=args.pin, server=args.server)
     bench_async.print_report(aio)
+    imports = bench_import.collect(quick=args.quick)
+    bench_import.print_report(imports)
 
     targets = (
         [r for r in bench_stdio.rows(stdio) if r.target and not r.target.startswith("(")]
@@ -55,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             if r.target and not r.target.startswith("(")
         ]
         + [r for r in bench_async.rows(aio) if r.target and not r.target.startswith("(")]
+        + bench_import.targets(imports)
     )
     C.print_table("summary: targets", targets)
     passed = sum(r.ok is True for r in targets)
@@ -67,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.json:
         Path(args.json).write_text(
-            json.dumps({"core": core, "stdio": stdio, "http": http, "async": aio}, indent=2)
+            json.dumps({"core": core, "stdio": stdio, "http": http, "async": aio,
+                        "import": imports}, indent=2)
         )
     return 1 if args.strict and (failed or unknown) else 0
 

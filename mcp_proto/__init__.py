@@ -6,7 +6,8 @@ gives back events and bytes.  Runtime bindings live in :mod:`mcp_proto_io`.
 
 from __future__ import annotations
 
-from ._auth_config import AuthConfig, Tokens
+from typing import TYPE_CHECKING, Any
+
 from ._auth_errors import (
     AuthorizationDenied,
     AuthorizationError,
@@ -22,25 +23,16 @@ from ._auth_errors import (
     TokenError,
     UnsafeUrl,
 )
-from ._auth_exchange import AuthExchange, AuthResponse
-from ._auth_flow import (
-    AuthEvent,
-    Authorized,
-    AuthStatus,
-    OAuthFlow,
-    RedirectRequired,
-    SaveRecord,
-)
-from ._auth_jwt import Signer
-from ._auth_urls import address_zone
 from ._capabilities import client_capabilities
 from ._errors import (
     ConnectionClosed,
+    ConnectionLost,
     HeaderMismatch,
     LocalProtocolError,
     MCPError,
     MessageTooLarge,
     MissingClientCapability,
+    NotSent,
     RemoteProtocolError,
     RequestCancelled,
     RequestTimeout,
@@ -114,7 +106,36 @@ from ._versions import (
     era_of,
 )
 
+if TYPE_CHECKING:  # imported on first use: see _LAZY
+    from ._auth_config import AuthConfig, Tokens
+    from ._auth_events import AuthEvent, Authorized, AuthStatus, RedirectRequired, SaveRecord
+    from ._auth_exchange import AuthExchange, AuthResponse
+    from ._auth_flow import OAuthFlow
+    from ._auth_jwt import Signer
+    from ._auth_urls import address_zone
+
 __version__ = "0.1.0"
+
+#: Names imported when first used (PEP 562), each from the module that defines it.  The
+#: OAuth machine (the flow, its steps, discovery, JOSE, URL checks) would be more than a third
+#: of the core's import, and a client without authorization never runs it; its errors stay
+#: eager (light, and raised without a flow too).  ``host`` is the subpackage, loaded by its
+#: first use as an attribute.
+_LAZY = {
+    "AuthConfig": "._auth_config",
+    "Tokens": "._auth_config",
+    "AuthEvent": "._auth_events",
+    "AuthStatus": "._auth_events",
+    "Authorized": "._auth_events",
+    "RedirectRequired": "._auth_events",
+    "SaveRecord": "._auth_events",
+    "AuthExchange": "._auth_exchange",
+    "AuthResponse": "._auth_exchange",
+    "OAuthFlow": "._auth_flow",
+    "Signer": "._auth_jwt",
+    "address_zone": "._auth_urls",
+    "host": ".host",
+}
 
 __all__ = [
     "ALL_VERSIONS",
@@ -143,6 +164,7 @@ __all__ = [
     "CompleteResult",
     "Completed",
     "ConnectionClosed",
+    "ConnectionLost",
     "ContentBlock",
     "DiscoveryError",
     "EmbeddedResource",
@@ -162,6 +184,7 @@ __all__ = [
     "MessageTooLarge",
     "MissingClientCapability",
     "NdjsonFramer",
+    "NotSent",
     "OAuthFlow",
     "OtherNotification",
     "Oversize",
@@ -216,3 +239,19 @@ __all__ = [
     "era_of",
     "__version__",
 ]
+
+if not TYPE_CHECKING:  # (a __getattr__ mypy saw would make every unknown name an Any)
+
+    def __getattr__(name: str) -> Any:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from importlib import import_module  # noqa: PLC0415 - only on a first use
+
+        loaded = import_module(module, __name__)
+        value = loaded if name == "host" else getattr(loaded, name)
+        globals()[name] = value  # the next lookup is an ordinary one
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_LAZY})

@@ -31,11 +31,13 @@ __all__ = [
     "DEFAULT_REDIRECT_URI",
     "GRANTS",
     "HEADER_SAFE",
+    "MAX_CREDENTIAL_LENGTH",
     "MAX_TOKEN_LIFETIME",
     "MIN_TOKEN_LIFETIME",
     "RECORD_VERSION",
     "AuthConfig",
     "Tokens",
+    "sendable",
 ]
 
 #: The redirect URI of a redirect handler that does not say its own (RFC 8252 section 7.3:
@@ -60,6 +62,21 @@ RECORD_VERSION = 1
 #: b64token is narrower; real tokens are JWTs or opaque base64url).  Anything else would break
 #: every request it is put on: refused from a token endpoint, ignored in a stored record.
 HEADER_SAFE = re.compile(r"[\x21-\x7e]{1,16384}")
+
+#: Characters of a client ID, a client secret or a refresh token kept, at most: 16 KiB,
+#: like an access token (real ones are well under 1 KiB; the answer is 64 KiB at most).
+MAX_CREDENTIAL_LENGTH = 16 * 1024
+
+
+def sendable(value: object) -> bool:
+    """Whether ``value`` can be sent as a client ID, client secret or refresh token: a
+    non-empty string of at most :data:`MAX_CREDENTIAL_LENGTH` printable characters (RFC 6749
+    appendix A wants printable ASCII; non-ASCII is form-encoded as UTF-8).  A control
+    character or a lone surrogate (JSON allows ``"\\ud800"``) could not be encoded into the
+    form or the Basic header, so every request carrying it would fail the same way.  Raises
+    nothing."""
+    return (isinstance(value, str) and 0 < len(value) <= MAX_CREDENTIAL_LENGTH
+            and value.isprintable())
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +188,6 @@ class Tokens:
                 or not (expires is not None and -1e12 < issued <= expires):
             issued = None
         return cls(access, kind, None if expires is None else float(expires),
-                   refresh if isinstance(refresh, str) and refresh else None,
+                   refresh if sendable(refresh) else None,
                    scope if isinstance(scope, str) else None,
                    None if issued is None else float(issued))

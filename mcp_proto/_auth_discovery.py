@@ -21,8 +21,14 @@ from typing import Any
 from ._auth_challenge import Challenge
 from ._auth_errors import DiscoveryError, IssuerMismatch, ResourceMismatch, UnsafeUrl
 from ._auth_exchange import AuthResponse
-from ._auth_steps import safe_url, str_list
-from ._auth_urls import legacy_endpoint, origin_of, prm_candidates, resource_matches
+from ._auth_steps import brief, safe_url, shown_urls, str_list
+from ._auth_urls import (
+    MAX_SHOWN_URL,
+    legacy_endpoint,
+    origin_of,
+    prm_candidates,
+    resource_matches,
+)
 
 __all__ = [
     "ProtectedResource",
@@ -95,7 +101,7 @@ def pick_issuer(servers: tuple[str, ...], wanted: str | None,
     has credentials for, else the first."""
     if wanted is not None:
         if wanted not in servers:
-            raise IssuerMismatch(f"the server names {', '.join(map(safe_url, servers))} as "
+            raise IssuerMismatch(f"the server names {shown_urls(servers)} as "
                                  f"its authorization server, not the configured "
                                  f"{safe_url(wanted)}; the credentials were not sent")
         return wanted
@@ -114,10 +120,12 @@ def parse_as_metadata(response: AuthResponse, url: str, issuer: str) -> dict[str
     doc = response.json_object() if response.status == 200 else None
     if doc is None:
         return None
-    if doc.get("issuer") != issuer:
+    named = doc.get("issuer")
+    if named != issuer:
+        shown = brief(safe_url(named) if isinstance(named, str) else named, MAX_SHOWN_URL)
         raise IssuerMismatch(f"authorization server metadata at {safe_url(url)} names issuer "
-                             f"{str(doc.get('issuer'))[:200]!r}, not {issuer!r}; none of "
-                             "its endpoints was used")
+                             f"{shown}, not {safe_url(issuer)!r}; none of its endpoints "
+                             "was used")
     return doc
 
 

@@ -89,22 +89,36 @@ def b64url_decode(text: str) -> bytes:
 
 
 def _json(value: Mapping[str, Any]) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode("utf-8")
+    """Compact UTF-8 JSON.  Raises ValueError for what JSON cannot hold: NaN, a lone
+    surrogate, a value that is not JSON (TypeError in ``json``), nesting deeper than the
+    encoder's stack (RecursionError in ``json``)."""
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False).encode("utf-8")
+    except RecursionError:
+        raise ValueError("a JWT header or claims nested too deeply for JSON") from None
+    except UnicodeEncodeError:  # a ValueError already; this one says what it is
+        raise ValueError("a JWT header or claims string holds a lone surrogate") from None
+    except TypeError as exc:
+        raise ValueError(f"a JWT header or claims value is not JSON: {exc}") from None
 
 
 def encode_jwt(header: dict[str, Any], claims: dict[str, Any], signer: Signer) -> str:
     """The compact JWS of ``claims`` signed by ``signer``; ``header`` (not modified) gets
     ``alg`` from the signer if it has none.  JSON is compact, keys in insertion order.
-    Raises ValueError for the ``none`` algorithm, a header ``alg`` other than the signer's,
-    values JSON cannot hold, or a signer returning no signature bytes."""
+    Raises ValueError, and nothing else of its own, for the ``none`` algorithm, a header
+    ``alg`` other than the signer's, values JSON cannot hold (NaN, lone surrogates, objects
+    that are not JSON, nesting deeper than the encoder's stack), or a signer returning no
+    signature bytes; what the signer raises passes through."""
     alg = signer.alg
     if not isinstance(alg, str) or not alg or alg.lower() == "none":
         raise ValueError("a JWT is never unsigned (alg 'none')")
     full = dict(header)
     full.setdefault("alg", alg)
     if full["alg"] != alg:
-        raise ValueError(f"the header alg {full['alg']!r} is not the signer's {alg!r}")
+        shown = repr(full["alg"][:40]) if isinstance(full["alg"], str) else \
+            f"a {type(full['alg']).__name__}"
+        raise ValueError(f"the header alg {shown} is not the signer's {alg!r}")
     signing_input = f"{b64url(_json(full))}.{b64url(_json(claims))}"
     signature = signer.sign(signing_input.encode("ascii"))
     if not isinstance(signature, bytes) or not signature:
@@ -114,8 +128,9 @@ def encode_jwt(header: dict[str, Any], claims: dict[str, Any], signer: Signer) -
 
 def decode_unverified(token: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(header, claims)`` of a compact JWS, the signature not checked (tests, diagnostics;
-    never for trusting anything).  Raises ValueError if it is not three base64url parts
-    whose first two are JSON objects."""
+    never for trusting anything).  Raises ValueError, and nothing else, if it is not three
+    base64url parts whose first two are UTF-8 JSON objects (nested no deeper than the
+    interpreter can parse); the message names the part, never quotes the token."""
     if not isinstance(token, str):
         raise ValueError("a JWT is a string")
     parts = token.split(".")
@@ -123,8 +138,13 @@ def decode_unverified(token: str) -> tuple[dict[str, Any], dict[str, Any]]:
         raise ValueError("a compact JWS has three parts")
     b64url_decode(parts[2])
     decoded: list[dict[str, Any]] = []
-    for part in parts[:2]:
-        value = json.loads(b64url_decode(part).decode("utf-8"))
+    for name, part in zip(("header", "claims"), parts[:2], strict=True):
+        try:
+            value = json.loads(b64url_decode(part).decode("utf-8"))
+        except RecursionError:  # "[[[[...": deeper than the parser's stack
+            raise ValueError(f"the JWS {name} is nested too deeply") from None
+        except ValueError:  # not base64url, not UTF-8 (UnicodeDecodeError), not JSON
+            raise ValueError(f"the JWS {name} is not base64url of UTF-8 JSON") from None
         if not isinstance(value, dict):
             raise ValueError("a JWS header and claims are JSON objects")
         decoded.append(value)

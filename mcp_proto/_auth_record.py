@@ -12,8 +12,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ._auth_config import RECORD_VERSION, AuthConfig, Tokens
-from ._auth_steps import str_list
+from ._auth_config import RECORD_VERSION, AuthConfig, Tokens, sendable
+from ._auth_steps import redirect_uri_registered, str_list
 
 __all__ = ["KEPT_METADATA", "AuthRecord", "auth_method"]
 
@@ -41,6 +41,16 @@ def auth_method(config: AuthConfig, meta: dict[str, Any], secret: bool) -> str:
     if supported is None or "client_secret_basic" in supported:
         return "client_secret_basic"
     return "client_secret_post" if "client_secret_post" in supported else "client_secret_basic"
+
+
+def _registered(client: dict[str, Any]) -> list[str]:
+    """The redirect URIs a stored registration holds: what the server answered, else (a
+    record of an older version, or an answer without them) the one it was made for."""
+    uris = str_list(client.get("redirect_uris"))
+    if uris is not None:
+        return uris
+    uri = client.get("redirect_uri")
+    return [uri] if isinstance(uri, str) else []
 
 
 class AuthRecord:
@@ -80,8 +90,11 @@ class AuthRecord:
         ``for_authorization``: for a new authorization request, where the redirect URI it was
         registered with matters (a token or refresh request sends none)."""
         client = self.issuers.get(issuer, {}).get("client")
-        if not isinstance(client, dict) or not isinstance(client.get("client_id"), str):
+        if not isinstance(client, dict) or not sendable(client.get("client_id")):
             return None
+        secret = client.get("client_secret")
+        if secret is not None and not sendable(secret):
+            return None  # a record edited by hand, or corrupt: register again
         if client.get("via") == "preregistered":
             if client["client_id"] != config.client_id:
                 return None  # the configuration changed: adopt_client binds the new one
@@ -90,9 +103,10 @@ class AuthRecord:
             return None
         if (for_authorization and client.get("via") == "dcr"
                 and config.grant == "authorization_code"
-                and client.get("redirect_uri") != config.redirect_uri):
-            # Registered for another redirect URI (an earlier run's loopback port): many
-            # authorization servers match redirect URIs exactly, so register again.
+                and not redirect_uri_registered(config.redirect_uri, _registered(client))):
+            # Registered for another redirect URI (an earlier run's loopback port):
+            # authorization servers match redirect URIs exactly, and one that is not
+            # registered leaves the user on the server's error page, so register again.
             return None
         return dict(client)
 

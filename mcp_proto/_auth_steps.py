@@ -3,7 +3,8 @@ means, each a function of its input.  :class:`OAuthFlow` decides when each one r
 
 - :func:`scope_tokens` / :func:`scope_union`: scope strings (RFC 6749 section 3.3).
 - :func:`registration_body` / :func:`parse_registration`: dynamic client registration
-  (RFC 7591), the answer checked before any browser opens.
+  (RFC 7591), the answer checked before any browser opens (:func:`redirect_uri_registered`:
+  the redirect URI about to be sent is one the server registered).
 - :func:`check_callback`: the authorization response, checked in the order that keeps an
   attacker's answer from being acted on (redirect URI, RFC 9207 ``iss``, ``state``, then
   ``error``, then ``code``).
@@ -16,10 +17,11 @@ from __future__ import annotations
 
 import hmac
 import math
+import re
 from base64 import b64encode
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlsplit
 
 from ._auth_config import (
     HEADER_SAFE,
@@ -27,24 +29,30 @@ from ._auth_config import (
     MIN_TOKEN_LIFETIME,
     AuthConfig,
     Tokens,
+    sendable,
 )
 from ._auth_errors import AuthorizationDenied, CallbackRejected, RegistrationError, TokenError
 from ._auth_exchange import AuthResponse
 from ._auth_jwt import Signer, client_assertion
+from ._auth_urls import MAX_SHOWN_URL, safe_url
 
 __all__ = [
     "ASSERTION_TYPE",
     "MAX_CALLBACK_URL",
     "MAX_SHOWN_URL",
+    "MAX_SHOWN_VALUES",
+    "brief",
     "check_callback",
     "client_authentication",
     "oauth_error",
     "parse_registration",
     "parse_tokens",
+    "redirect_uri_registered",
     "registration_body",
     "safe_url",
     "scope_tokens",
     "scope_union",
+    "shown_urls",
     "str_list",
 ]
 
@@ -84,20 +92,57 @@ def str_list(value: object) -> list[str] | None:
     return None
 
 
-#: Characters of a URL shown in a message (a server-chosen URL may be 8 KiB long).
-MAX_SHOWN_URL = 200
+#: Values of a list (redirect URIs, authorization servers) quoted in one message: enough to
+#: see what the server said, and a 64 KiB list does not become a 64 KiB message.
+MAX_SHOWN_VALUES = 3
+
+_JSON_TYPES = ((bool, "boolean"), (int, "number"), (float, "number"), (list, "array"),
+               (dict, "object"))
 
 
-def safe_url(url: str) -> str:
-    """A URL for a message: without its query and user-info (they may carry a secret),
-    shortened to :data:`MAX_SHOWN_URL` characters."""
-    try:
-        parts = urlsplit(url)
-        netloc = parts.netloc.rpartition("@")[2]
-        shown = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    except ValueError:
-        return "(malformed URL)"
-    return shown if len(shown) <= MAX_SHOWN_URL else shown[:MAX_SHOWN_URL - 3] + "..."
+def brief(value: object, limit: int = 60) -> str:
+    """A value of a server's answer for a message: a string quoted and cut to ``limit``
+    characters, anything else named by its JSON type only (its text may be huge, nested
+    past what ``repr`` can print, or hold a secret).  Raises nothing."""
+    if isinstance(value, str):
+        return repr(value[:limit])
+    if value is None:
+        return "null"
+    name = next((n for t, n in _JSON_TYPES if isinstance(value, t)), type(value).__name__)
+    return f"a JSON {name}"
+
+
+def shown_urls(urls: Sequence[str]) -> str:
+    """At most :data:`MAX_SHOWN_VALUES` of ``urls`` through :func:`safe_url`, and how many
+    more there are.  Raises nothing."""
+    if not urls:
+        return "none"
+    shown = ", ".join(safe_url(u) for u in urls[:MAX_SHOWN_VALUES])
+    more = len(urls) - MAX_SHOWN_VALUES
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+#: A loopback redirect URI with a port: ``http://`` (as registered: lowercase), the host
+#: 127.0.0.1, [::1] or localhost, and the port; what follows is compared exactly.
+_LOOPBACK_WITH_PORT = re.compile(r"(http://(?:127\.0\.0\.1|\[::1\]|localhost)):[0-9]{1,5}(?=[/?]|$)")
+
+
+def redirect_uri_registered(redirect_uri: str, registered: Sequence[str]) -> bool:
+    """Whether an authorization request sending ``redirect_uri`` matches one of the
+    ``registered`` redirect URIs, as an authorization server compares them: simple string
+    comparison (RFC 6749 section 3.1.2.3, OAuth 2.1 section 2.3.1, RFC 9700 section
+    4.1.3: no case folding, no trailing-slash or default-port leniency), except that a
+    loopback ``http`` URI registered *without* a port matches the same URI with any port
+    (RFC 8252 section 7.3: the port is chosen when the request is made).  A registered
+    loopback URI with another port than ours is no match: a server that compares exactly
+    would refuse, and the user would be left on its error page.  Raises nothing."""
+    if redirect_uri in registered:
+        return True
+    ported = _LOOPBACK_WITH_PORT.match(redirect_uri)
+    if ported is None:
+        return False
+    portless = ported.group(1) + redirect_uri[ported.end():]
+    return portless in registered
 
 
 def oauth_error(response: AuthResponse) -> tuple[str | None, str | None]:
@@ -137,9 +182,17 @@ def registration_body(config: AuthConfig, meta: dict[str, Any],
 def parse_registration(response: AuthResponse, url: str, redirect_uri: str,
                        requested: str = "none") -> dict[str, Any]:
     """The client record of a registration answer (RFC 7591 section 3.2.1).  Raises
-    :class:`RegistrationError` for a refusal, no ``client_id``, a method this client does not
-    implement, or a secret method without a secret.  ``requested`` is the method asked for
-    (what an answer that names none assigned)."""
+    :class:`RegistrationError` for a refusal, no ``client_id``, a ``client_id`` or
+    ``client_secret`` that could not be sent (see :func:`~._auth_config.sendable`), a
+    method this client does not implement, a secret method without a secret, or
+    ``redirect_uris`` that do not hold ``redirect_uri`` (see :func:`redirect_uri_registered`;
+    an answer without ``redirect_uris`` registered what was asked).  ``requested`` is the
+    method asked for (what an answer that names none assigned).  Messages never quote the
+    secret.
+
+    The record keeps ``redirect_uri`` (what was sent) and ``redirect_uris`` (what the
+    server registered that fits it: the same URI, or its portless loopback form), so a later
+    run with another redirect URI knows whether this registration still fits it."""
     doc = response.json_object()
     where = safe_url(url)
     if response.status not in (200, 201) or doc is None:
@@ -156,14 +209,38 @@ def parse_registration(response: AuthResponse, url: str, redirect_uri: str,
                      "client_secret_basic" if requested == "none" and secret else requested)
     if not isinstance(client_id, str) or not client_id:
         raise RegistrationError(f"registration at {where} gave no client_id")
+    if not sendable(client_id):
+        raise RegistrationError(f"registration at {where} gave a client_id with control "
+                                "characters or over 16 KiB (RFC 6749 appendix A.1)")
     if method not in _REGISTERED_METHODS:
         raise RegistrationError(f"registration at {where} assigned the unsupported "
-                                f"token_endpoint_auth_method {str(method)[:60]!r}")
+                                f"token_endpoint_auth_method {brief(method)}")
     if method != "none" and not (isinstance(secret, str) and secret):
         raise RegistrationError(f"registration at {where} assigned {method} but no "
                                 "client_secret")
+    if method != "none" and not sendable(secret):
+        raise RegistrationError(f"registration at {where} gave a client_secret with control "
+                                "characters or over 16 KiB (RFC 6749 appendix A.2)")
+    registered = [redirect_uri]
+    if "redirect_uris" in doc:
+        answered = str_list(doc["redirect_uris"])
+        if answered is None:
+            raise RegistrationError(f"registration at {where} answered redirect_uris "
+                                    f"{brief(doc['redirect_uris'])}, not a list of strings; "
+                                    "no browser was opened")
+        if not redirect_uri_registered(redirect_uri, answered):
+            raise RegistrationError(
+                f"registration at {where} registered the redirect URIs "
+                f"{shown_urls(answered)}, not {safe_url(redirect_uri)}, which this client "
+                "sends: the authorization server would refuse the authorization "
+                "(redirect URIs are compared as exact strings, RFC 6749 section 3.1.2.3); "
+                "no browser was opened")
+        # Only the ones this client can use: ours, or its portless form (RFC 8252).  The
+        # rest would only grow the stored record (a store keeps 64 KiB).
+        registered = [u for u in answered if redirect_uri_registered(redirect_uri, [u])]
     return {"client_id": client_id, "client_secret": secret if method != "none" else None,
-            "method": method, "via": "dcr", "redirect_uri": redirect_uri}
+            "method": method, "via": "dcr", "redirect_uri": redirect_uri,
+            "redirect_uris": registered}
 
 
 def check_callback(url: str, *, redirect_uri: str, state: str, issuer: str | None,
@@ -171,8 +248,9 @@ def check_callback(url: str, *, redirect_uri: str, state: str, issuer: str | Non
     """The code in a callback URL.  Raises :class:`CallbackRejected` for another redirect
     URI, a fragment response, a repeated parameter, an ``iss`` that is not ``issuer`` (simple
     string comparison, RFC 9207) or missing though advertised, a wrong or missing ``state``,
-    or no code; :class:`AuthorizationDenied` for an error answer (shown only once ``iss`` and
-    ``state`` passed)."""
+    or no code (or one that could not be sent, :func:`~._auth_config.sendable`);
+    :class:`AuthorizationDenied` for an error answer (shown only once ``iss`` and ``state``
+    passed).  Raises nothing else, whatever ``url`` holds."""
     if not isinstance(url, str) or len(url) > MAX_CALLBACK_URL:
         raise CallbackRejected("the callback URL is not a string of at most 8 KiB")
     try:
@@ -207,7 +285,10 @@ def check_callback(url: str, *, redirect_uri: str, state: str, issuer: str | Non
                                "(RFC 9207) and this callback has none; no token was "
                                "requested")
     got_state = query.get("state")
-    if got_state is None or not hmac.compare_digest(got_state.encode(), state.encode()):
+    # surrogatepass: a callback a host's handler built may hold a lone surrogate, and a
+    # state that is not ours must be refused, not raise UnicodeEncodeError.
+    if got_state is None or not hmac.compare_digest(got_state.encode("utf-8", "surrogatepass"),
+                                                    state.encode("utf-8", "surrogatepass")):
         raise CallbackRejected("the callback's state is missing or not the one sent; no "
                                "token was requested")
     if "error" in query:
@@ -219,6 +300,8 @@ def check_callback(url: str, *, redirect_uri: str, state: str, issuer: str | Non
     code = query.get("code")
     if not code:
         raise CallbackRejected("the callback has no code")
+    if not sendable(code):  # it goes into the token request's form
+        raise CallbackRejected("the callback's code has control characters or is over 16 KiB")
     return code
 
 
@@ -270,20 +353,24 @@ def _lifetime(expires_in: object) -> float | None:
 def parse_tokens(doc: dict[str, Any], *, what: str, dpop: bool, wall_now: float,
                  previous: Tokens | None, requested: Sequence[str]) -> Tokens:
     """The tokens of a token answer.  ``previous`` (a refresh) gives the refresh token and
-    scope the answer leaves out; else the scope is what was ``requested``.  Raises
-    :class:`TokenError` for no header-safe ``access_token``, or a token type other than
-    Bearer (or DPoP, when ``dpop``)."""
+    scope the answer leaves out; else the scope is what was ``requested``.  A
+    ``refresh_token`` that could not be sent (:func:`~._auth_config.sendable`) counts as
+    left out.  Raises :class:`TokenError`, and nothing else, for no header-safe
+    ``access_token``, or a token type other than Bearer (or DPoP, when ``dpop``); messages
+    never quote a token."""
     access = doc.get("access_token")
     kind = doc.get("token_type")
     if not isinstance(access, str) or not HEADER_SAFE.fullmatch(access):
         raise TokenError(f"the {what} has no usable access_token")
     if not isinstance(kind, str) or kind.lower() not in (
             ("bearer", "dpop") if dpop else ("bearer",)):
-        raise TokenError(f"the {what} has token type {str(kind)[:40]!r}; only Bearer"
+        raise TokenError(f"the {what} has token type {brief(kind, 40)}; only Bearer"
                          + (" or DPoP" if dpop else "") + " is used")
     lifetime = _lifetime(doc.get("expires_in"))
     refresh = doc.get("refresh_token")
-    if not (isinstance(refresh, str) and refresh):
+    # One that could not be sent back (every refresh would fail the same way) counts as left
+    # out: a refresh keeps the one it used.
+    if not sendable(refresh):
         refresh = previous.refresh_token if previous is not None else None
     scope = doc.get("scope")
     if not isinstance(scope, str):

@@ -10,17 +10,22 @@ addresses they resolve to, with :func:`address_allowed`, at connect time.
 The discovery helpers build the candidate URLs of RFC 9728 (protected resource metadata),
 RFC 8414 / OpenID Connect Discovery (authorization server metadata) and the 2025-03-26
 fallbacks, and :func:`resource_matches` is the RFC 9728 section 3.3 check.
+
+:func:`safe_url` is how every message of the flow shows a URL (or any string that may hold
+some): the userinfo of every URL in it hidden, the query and fragment dropped, one line.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ._auth_errors import UnsafeUrl
 
 __all__ = [
+    "MAX_SHOWN_URL",
     "MAX_URL_LENGTH",
     "AuthUrl",
     "address_allowed",
@@ -34,6 +39,7 @@ __all__ = [
     "parse_auth_url",
     "prm_candidates",
     "resource_matches",
+    "safe_url",
 ]
 
 #: Characters of any URL the flow parses (rule R12).  Real metadata, endpoint and
@@ -43,7 +49,7 @@ MAX_URL_LENGTH = 8 * 1024
 
 #: Characters of a URL quoted in an error message: enough to recognise it, and a hostile
 #: 8 KiB URL does not turn into an 8 KiB log line.
-_MAX_URL_IN_MESSAGE = 200
+MAX_SHOWN_URL = 200
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _MAX_PORT = 65535
@@ -115,26 +121,128 @@ class AuthUrl:
         return f"{self.scheme}://{self.authority}"
 
 
+#: Where an authority (``[userinfo@]host[:port]``) may start, for :func:`safe_url`: after two
+#: or more slashes or backslashes (``//h``, ``\\h``, ``///h``: the WHATWG parser reads any
+#: of them so for its special schemes, and ``//h`` is a scheme-relative reference), or after
+#: ``http:``, ``https:``, ``ws:``, ``wss:``, ``ftp:`` in any case followed by any number of
+#: slashes, none included (the WHATWG parser reads ``https:user:pw@h`` as ``https://...``),
+#: even at the end of a longer word (``0https:``, ``news:``): a reader may not see the word.
+_AUTHORITY_START = re.compile(r"[/\\]{2,}|(?:https?|wss?|ftp):[/\\]*", re.IGNORECASE)
+#: What ends an authority (RFC 3986 section 3.2; the WHATWG parser also ends it at ``\``,
+#: which is kept inside here so the userinfo found is the longer of the two readings).
+_AUTHORITY_END = re.compile(r"[/?#]")
+#: An authority that is a host and nothing else: reg-name characters (RFC 3986 section 3.2.2,
+#: percent-encoding included) or a bracketed IP literal.  Anything else (a ``:`` outside
+#: brackets, a space, a backslash, non-ASCII) may be the front of a userinfo whose password
+#: holds a raw ``/``, ``?`` or ``#``.
+_PLAIN_HOST = re.compile(r"[A-Za-z0-9._~%!$&'()*+,;=-]*|\[[^\]]*\]")
+#: Removed before anything else: the WHATWG parser drops tabs and newlines anywhere in a URL,
+#: so ``https://user:p\nw@h`` is a URL with a password.
+_DROPPED = str.maketrans("", "", "\t\n\r")
+#: Shown as ``\\xNN`` / ``\\uNNNN``: control characters and the Unicode line and
+#: paragraph separators (a message is one line, whatever a server put in a URL).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_QUERY_OR_FRAGMENT = re.compile(r"[?#]")
+_COLON = re.compile(":")
+_SEGMENT_END = re.compile(r"[/?#\s]")
+
+
+class _Ahead:
+    """Where the next match of ``pattern`` in ``text`` at or after a position is
+    (``len(text)``: none).  The positions asked for never decrease, so each character is
+    scanned once however many times it is asked."""
+
+    __slots__ = ("_found", "_pattern", "_text")
+
+    def __init__(self, text: str, pattern: re.Pattern[str]) -> None:
+        self._text = text
+        self._pattern = pattern
+        self._found = -1
+
+    def at(self, pos: int) -> int:
+        if self._found < pos:
+            match = self._pattern.search(self._text, pos)
+            self._found = len(self._text) if match is None else match.start()
+        return self._found
+
+
+def _strip_userinfo(text: str) -> str:
+    """``text`` with the userinfo of every authority in it replaced by ``***`` (the ``@``
+    kept).  The userinfo is what comes before the last ``@`` of the authority (what every
+    parser reads).  Then, if an ``@`` comes anywhere later and what is left of the authority
+    is more than a plain host (a port, a character no host has), or the path's first
+    segment holds a ``:``, the userinfo is taken to run to the last ``@`` of the text: a
+    password with a raw ``/``, ``?``, ``#`` (or a user name with a raw ``/``), which ends
+    the authority for a parser but not for the person who wrote it.  Linear in
+    ``len(text)``: the authorities and their ends only move forward."""
+    out: list[str] = []
+    pos = 0  # text[:pos] is in out already
+    search = 0
+    last_at = text.rfind("@")
+    ends = _Ahead(text, _AUTHORITY_END)
+    segment_ends = _Ahead(text, _SEGMENT_END)
+    colons = _Ahead(text, _COLON)
+    while (found := _AUTHORITY_START.search(text, search)) is not None:
+        start = found.end()
+        end = ends.at(start)
+        at = text.rfind("@", start, end)
+        if last_at >= end and (
+                not _PLAIN_HOST.fullmatch(text, max(at + 1, start), end)
+                or (text.startswith("/", end)
+                    and colons.at(end) < min(segment_ends.at(end + 1), last_at))):
+            at = last_at
+        if at != -1:
+            out.append(text[pos:start])
+            out.append("***")
+            pos = at
+        search = max(end, at + 1)
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _redacted(text: str) -> str:
+    """``text`` without userinfo, query and fragment (see :func:`safe_url`), not shortened."""
+    cleaned = _strip_userinfo(text.translate(_DROPPED))
+    cut = _QUERY_OR_FRAGMENT.search(cleaned)
+    return cleaned if cut is None else cleaned[:cut.start()]
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= MAX_SHOWN_URL else text[:MAX_SHOWN_URL - 3] + "..."
+
+
+def safe_url(url: str) -> str:
+    """``url`` (or any string holding URLs) fit for a message.  Raises nothing.
+
+    - The userinfo of every URL in it is replaced by ``***``: wherever the URL starts (after
+      any prefix), whatever its scheme and its case, scheme-relative (``//user:pw@h``) or with
+      the slashes the WHATWG parser forgives (``https:user:pw@h``, ``https:\\\\user:pw@h``),
+      with an IPv6 host, percent-encoded, or a password holding ``@``, ``/``, ``?``, ``#`` or
+      whitespace.  So a later ``@`` (the last one of the text) is taken for the end of a
+      userinfo when the authority before it has a port or characters no host has
+      (``https://h:8443/@team`` shows as ``https://***@team``), or the path's first segment
+      holds a ``:`` (``https://h/a:b@c``); an ``@`` in a path after a plain host is left
+      alone (``https://server.example/@team/mcp``).
+    - Everything from the first ``?`` or ``#`` is dropped: a query or a fragment may carry a
+      ``code``, an ``access_token``, a ``state``...
+    - Tabs and newlines are dropped (as URL parsers drop them), other control characters
+      and the Unicode line separators shown as escapes (``\\x00``, ``\\u2028``): a message
+      is one line, whatever a server put in a URL.
+    - Then it is shortened to :data:`MAX_SHOWN_URL` characters (``...`` at the end).
+
+    A string without userinfo, ``?``, ``#`` and control characters, at most
+    :data:`MAX_SHOWN_URL` long, comes back unchanged.  Not a string: its type is named."""
+    if not isinstance(url, str):
+        return f"(a {type(url).__name__}, not a URL)"
+    shown = _redacted(url)
+    shown = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), shown)
+    return _shorten(shown)
+
+
 def _shown(url: str) -> str:
-    """``url`` fit for a message: no query or fragment (either may carry secrets), no
-    userinfo (a password), shortened, and quoted so control characters show as escapes."""
-    cut = len(url)
-    for mark in "?#":
-        at = url.find(mark)
-        if at != -1:
-            cut = min(cut, at)
-    shown = url[:cut]
-    scheme_end = shown.find("://")
-    if scheme_end != -1:
-        start = scheme_end + 3
-        slash = shown.find("/", start)
-        end = len(shown) if slash == -1 else slash
-        at = shown.rfind("@", start, end)
-        if at != -1:
-            shown = shown[:start] + "***" + shown[at:]
-    if len(shown) > _MAX_URL_IN_MESSAGE:
-        shown = shown[:_MAX_URL_IN_MESSAGE] + "..."
-    return repr(shown)
+    """``url`` fit for a message: :func:`safe_url`'s redaction (no userinfo, query or
+    fragment), shortened, and quoted so control characters show as escapes."""
+    return repr(_shorten(_redacted(url)))
 
 
 def _refuse(what: str, url: str, reason: str) -> UnsafeUrl:

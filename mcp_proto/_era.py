@@ -130,8 +130,9 @@ class EraChoice:
     """
 
     __slots__ = ("_handshake", "_init_error", "_owner", "_probe", "_refresh", "_timeout",
-                 "_wire", "assumption_failed", "fallback_at", "handle", "legacy_versions",
-                 "mode", "modern_versions", "probe_died", "probe_sent", "versions")
+                 "_wire", "assumption_failed", "fallback_at", "handle", "input_unread",
+                 "legacy_versions", "mode", "modern_versions", "probe_died", "probe_sent",
+                 "versions")
 
     def __init__(self, owner: Opener, wire: Wire, versions: tuple[str, ...]) -> None:
         self._owner = owner
@@ -146,6 +147,7 @@ class EraChoice:
         self.fallback_at: float | None = None  # when to also send initialize while probing
         self.probe_sent = False
         self.probe_died = False
+        self.input_unread = False  # the binding saw the server exit without reading its input
         self.assumption_failed = False
         self._handshake = _Handshake(self)
         self._probe = _Probe(self)
@@ -372,7 +374,10 @@ class EraChoice:
 
     def ended(self, transport: bool) -> None:
         """The session ends (the transport's end when ``transport``): V-23, a handshake-era
-        server may have exited on the probe, and the binding restarts it."""
+        server may have exited on the probe, and the binding restarts it.  A server that
+        exited without reading the probe (``input_unread``) was not killed by it: its exit is
+        the answer, and it is not started again."""
         self.fallback_at = None
         self.probe_died = (transport and self.probe_sent and self._owner.era is None
+                           and not self.input_unread
                            and bool(self.legacy_versions) and self.mode != "modern")

@@ -4,7 +4,11 @@
 - :class:`RemoteProtocolError`: the server broke the protocol.
 - :class:`RpcError`: the server answered a request with a JSON-RPC error.
 - :class:`RequestTimeout`, :class:`RequestCancelled`: the request ended on our side.
-- :class:`ConnectionClosed` / :class:`ServerExited`: the transport ended.
+- :class:`ConnectionClosed`: the caller closed the client.  Its subclasses say why else it
+  ended: :class:`ConnectionLost` (the transport failed or never came up),
+  :class:`ServerExited` (the process ended), :class:`SessionExpired` (HTTP 404): a request in
+  flight may have run on the server and is never replayed; :class:`NotSent`: the run ended
+  before the request was written (nothing reached the server: safe to send again).
 - :class:`UnsupportedVersion`: no protocol version both sides speak.
 
 A result with ``isError: true`` is *not* an exception: it is a normal ``CallToolResult``.
@@ -16,6 +20,7 @@ from typing import Any
 
 __all__ = [
     "ConnectionClosed",
+    "ConnectionLost",
     "HeaderMismatch",
     "MissingClientCapability",
     "UnsupportedProtocolVersion",
@@ -24,6 +29,7 @@ __all__ = [
     "LocalProtocolError",
     "MCPError",
     "MessageTooLarge",
+    "NotSent",
     "RemoteProtocolError",
     "RequestCancelled",
     "RequestTimeout",
@@ -147,13 +153,31 @@ class RequestCancelled(MCPError):
 
 
 class ConnectionClosed(MCPError):
-    """The transport to the server ended; every pending request fails with this.
+    """The connection ended; every pending request fails with this.  The plain class means
+    the caller closed the client (or the session); every other end is a subclass.
 
     A binding may open a new connection on the next call; a tool call is never replayed.
     """
 
 
-class ServerExited(ConnectionClosed):
+class ConnectionLost(ConnectionClosed):
+    """The transport failed: the server's command could not start, an HTTP connection could
+    not be made or broke, a stream ended before its answer.  A request in flight may have run
+    on the server; it is never replayed.  The next call connects again."""
+
+
+class NotSent(ConnectionClosed):
+    """Nothing of the request was sent: the client's only run was over before it (a Host's
+    server client, once its server exited or the Host stopped it).  Safe to send again; the
+    Host routes such a call to the server's next run itself.  ``reason`` is the error the run
+    ended with (None: it was closed)."""
+
+    def __init__(self, message: str, reason: MCPError | None = None) -> None:
+        self.reason = reason
+        super().__init__(message if reason is None else f"{message}: {reason}")
+
+
+class ServerExited(ConnectionLost):
     """The server process ended.  Carries its exit code and the last bytes of its stderr."""
 
     def __init__(self, exit_code: int | None, stderr_tail: str = "") -> None:
@@ -166,7 +190,7 @@ class ServerExited(ConnectionClosed):
         super().__init__(msg)
 
 
-class SessionExpired(ConnectionClosed):
+class SessionExpired(ConnectionLost):
     """The server forgot the session (HTTP 404).  The call was not replayed; retry it if safe."""
 
 

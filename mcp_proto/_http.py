@@ -30,10 +30,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import urljoin, urlsplit
-
-import h11
+from typing import TYPE_CHECKING, Any
 
 from ._auth_errors import (
     AuthorizationError,
@@ -41,9 +38,9 @@ from ._auth_errors import (
     AuthorizationRequired,
     InsufficientScope,
 )
-from ._auth_flow import KINDS, OAuthFlow
+from ._auth_states import KINDS
 from ._errors import (
-    ConnectionClosed,
+    ConnectionLost,
     LocalProtocolError,
     MCPError,
     MessageTooLarge,
@@ -55,6 +52,14 @@ from ._modern import PROTOCOL_VERSION_KEY, header_value, mcp_header_params
 from ._session import ClientSession
 from ._sse import SseEvent, SseOversize, SseParser
 from ._state import State
+
+# h11 and urllib.parse are imported where they are used, by the first HTTP client: the
+# bindings import this module, and a program that speaks only stdio never needs them (they
+# would be an eighth of ``import mcp_proto_io.asyncio``: benchmarks/bench_import.py).
+if TYPE_CHECKING:
+    import h11
+
+    from ._auth_flow import OAuthFlow  # the binding makes the flow: plain HTTP never loads it
 
 __all__ = ["AUTH_RETRY_LIMITS", "MAX_HEAD_SIZE", "HttpError", "HttpExchange", "HttpTarget",
            "StreamableHttp"]
@@ -129,6 +134,8 @@ class HttpTarget:
     def parse(cls, url: str) -> HttpTarget:
         """Raises :class:`LocalProtocolError` for a URL that is not http(s) or that carries
         credentials (they would be logged and sent in the clear; use ``headers=``)."""
+        from urllib.parse import urlsplit  # noqa: PLC0415 - see the imports
+
         try:
             parts = urlsplit(url)
             parts.port  # noqa: B018 - validates the port and IPv6 brackets now
@@ -184,6 +191,8 @@ class HttpExchange:
     @property
     def reusable(self) -> bool:
         """Whether the connection may carry another exchange (keep-alive, clean end)."""
+        import h11  # noqa: PLC0415 - see the imports
+
         return (self.done and not self.aborted
                 and self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE)
 
@@ -469,6 +478,8 @@ class StreamableHttp:
     def _start(self, verb: str, rpc_method: str, request_id: int | None, body: bytes,
                headers: list[tuple[str, str]], target: str | None = None,
                accept: str = _ACCEPT) -> HttpExchange:
+        import h11  # noqa: PLC0415 - see the imports
+
         conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_SIZE)
         head = [("Host", self.url.authority), ("Accept", accept), *headers]
         generation = 0
@@ -496,6 +507,8 @@ class StreamableHttp:
                      now: float) -> None:
         """Bytes of the answer to an exchange; ``b""`` when the server closed the
         connection.  Never raises for what the server sent."""
+        import h11  # noqa: PLC0415 - see the imports
+
         ex = self._exchanges.get(exchange_id)
         if ex is None or ex.done:
             return
@@ -589,7 +602,7 @@ class StreamableHttp:
         if ex.rpc_method == "SSE stream":  # HTTP+SSE: the stream is the connection
             ex.done = True
             self._exchanges.pop(ex.id, None)
-            error: MCPError = ConnectionClosed("the HTTP+SSE stream closed")
+            error: MCPError = ConnectionLost("the HTTP+SSE stream closed")
             if ex.status is not None and ex.status >= 300:
                 error = HttpError(ex.status, bytes(ex.body), "HTTP+SSE stream")
             self.session.connection_lost(error)
@@ -605,8 +618,8 @@ class StreamableHttp:
             self._exchanges.pop(ex.id, None)
             return
         if status is None:
-            self._fail(ex, ConnectionClosed(f"{ex.rpc_method}: the connection closed before "
-                                            "an HTTP answer"), now)
+            self._fail(ex, ConnectionLost(f"{ex.rpc_method}: the connection closed before "
+                                          "an HTTP answer"), now)
             return
         if ex.sse is None and ex.body and not (self.transport == "sse" and ex.method == "POST"):
             try:
@@ -654,7 +667,7 @@ class StreamableHttp:
                 # (never a tool call: it may have run).
                 self._exchanges.pop(ex.id, None)
                 return
-            self._fail(ex, ConnectionClosed(
+            self._fail(ex, ConnectionLost(
                 f"{ex.rpc_method}: the answer ended without a response"
                 + (" (connection closed)" if closed else "")), now)
         self._exchanges.pop(ex.id, None)
@@ -708,6 +721,8 @@ class StreamableHttp:
 
     def _on_endpoint(self, data: str, now: float) -> None:
         """X-30: the ``endpoint`` event names where to POST; same origin only."""
+        from urllib.parse import urljoin  # noqa: PLC0415 - see the imports
+
         if self._endpoint is not None:
             return
         try:
@@ -765,6 +780,8 @@ class StreamableHttp:
             self._exchanges.pop(ex.id, None)
             self.get_stream = "refused"
             return
+        import h11  # noqa: PLC0415 - see the imports
+
         ex.done = True
         self._exchanges.pop(ex.id, None)
         ex.aborted = ex.aborted or ex.conn.their_state is not h11.DONE

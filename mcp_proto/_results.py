@@ -16,7 +16,14 @@ from typing import Any, Protocol
 
 from ._cache import MISS, ResponseCache
 from ._era import EraChoice
-from ._errors import ConnectionClosed, LocalProtocolError, MCPError, RemoteProtocolError, RpcError
+from ._errors import (
+    ConnectionClosed,
+    ConnectionLost,
+    LocalProtocolError,
+    MCPError,
+    RemoteProtocolError,
+    RpcError,
+)
 from ._events import Failed, RequestHandle, make_completed, make_handle
 from ._modern import CACHEABLE, MRTR_METHODS, mcp_header_params, ttl_seconds
 from ._mrtr import InputGathering
@@ -75,9 +82,10 @@ class Operations(Answer):
         state = owner.state
         if state is not State.READY and not allowed_to_send(state, method):
             if state is State.CLOSED:
-                raise ConnectionClosed(f"cannot send {method}: the session is closed"
-                                       + (f" ({owner.closed_error})" if owner.closed_error
-                                          else ""))
+                if owner.closed_error is None:  # closed by the host
+                    raise ConnectionClosed(f"cannot send {method}: the session is closed")
+                raise ConnectionLost(f"cannot send {method}: the session is closed "
+                                     f"({owner.closed_error})")
             raise LocalProtocolError(f"cannot send {method} while the session is "
                                      f"{state.value}; wait for Ready")
         if method == "initialize":
@@ -213,7 +221,7 @@ class Operations(Answer):
 
     def _next_page(self, p: Pending, walk: ListWalk, cursor: str, now: float | None) -> None:
         if now is None:  # final line at EOF: the session is about to close anyway
-            self._wire.events.append(Failed(handle=p.handle, error=ConnectionClosed(
+            self._wire.events.append(Failed(handle=p.handle, error=ConnectionLost(
                 f"{p.method}: the server closed its output mid-list")))
             return
         wire = self._wire

@@ -27,6 +27,7 @@ from ._cache import ResponseCache
 from ._era import EraChoice, check_mode
 from ._errors import (
     ConnectionClosed,
+    ConnectionLost,
     LocalProtocolError,
     MCPError,
     RemoteProtocolError,
@@ -259,15 +260,21 @@ class ClientSession:
         self._inbox.reader.feed(data)
         self._inbox.drain(now)
 
-    def receive_eof(self, error: MCPError | None = None) -> None:
+    def receive_eof(self, error: MCPError | None = None, *, input_unread: bool = False) -> None:
         """The server closed its stdout.  A final unterminated line is still processed, then
         every pending request fails with ``error`` (default :class:`ConnectionClosed`; a
-        binding that knows the exit code passes :class:`ServerExited`)."""
+        binding that knows the exit code passes :class:`ServerExited`).
+
+        ``input_unread``: the binding knows the server exited without reading what it was
+        sent (the bytes are still in its stdin pipe).  Such a server crashed by itself, so
+        :attr:`probe_killed_server` stays False: the exit is the answer (V-23 restarts only a
+        server that read the probe)."""
         if self.state is State.CLOSED:
             return
+        self._era.input_unread = input_unread
         self._inbox.reader.feed_eof()
         self._inbox.drain(None)
-        self.connection_lost(error or ConnectionClosed("the server closed its output"))
+        self.connection_lost(error or ConnectionLost("the server closed its output"))
 
     def connection_lost(self, error: MCPError) -> None:
         """The transport ended (for example :class:`ServerExited`).  Every pending request
@@ -352,8 +359,9 @@ class ClientSession:
     @property
     def probe_killed_server(self) -> bool:
         """True when the transport ended while the ``server/discover`` probe was unanswered
-        (an ``initialize`` sent alongside it included): restart the server in the handshake
-        era (V-23)."""
+        (an ``initialize`` sent alongside it included) and the server may have read it:
+        restart the server in the handshake era (V-23).  False when :meth:`receive_eof` was
+        told the server read nothing."""
         return self._era.probe_died
 
     @property
@@ -421,10 +429,12 @@ class ClientSession:
 
     def _fail_opening(self, handle: RequestHandle[Any], error: MCPError) -> None:
         self._wire.events.append(Failed(handle=handle, error=error))
-        self._shutdown(error, Input.INIT_FAILED, failed_init=True)
+        # The other opening (an initialize sent beside the probe) shares the handle: it has
+        # its outcome now, and the shutdown must not give it a second one.
+        self._shutdown(error, Input.INIT_FAILED, failed_init=True, failed=handle)
 
     def _era_lost(self, error: MCPError) -> None:
-        self._shutdown(ConnectionClosed(
+        self._shutdown(ConnectionLost(
             f"the server no longer speaks {self.protocol_version} as remembered ({error}); "
             "the next connection probes it again"), Input.TRANSPORT_ENDED)
 
@@ -748,7 +758,10 @@ class ClientSession:
             self._wire.take_id(), "resources/subscribe" if add else "resources/unsubscribe")
         return self._subs.change(handle, uri, add, now, self.server_capabilities)
 
-    def _shutdown(self, error: MCPError | None, how: Input, failed_init: bool = False) -> None:
+    def _shutdown(self, error: MCPError | None, how: Input, failed_init: bool = False,
+                  failed: RequestHandle[Any] | None = None) -> None:
+        """End the session: every hosted pending request fails with ``error`` once (except
+        ``failed``, whose outcome was given already), then :class:`Closed`."""
         if self.state is State.CLOSED:
             return
         self._era.ended(how is Input.TRANSPORT_ENDED)
@@ -758,15 +771,15 @@ class ClientSession:
                                                                      "session")
         wire = self._wire
         events = wire.events
-        failed: set[RequestHandle[Any]] = set()
+        done: set[RequestHandle[Any]] = set() if failed is None else {failed}
         for p in wire.pending.values():
             # Internal requests have no host handle; the probe and the handshake sent beside
             # it share one handle, which fails once.
-            if p.answer.hosted and p.handle not in failed:
-                failed.add(p.handle)
+            if p.answer.hosted and p.handle not in done:
+                done.add(p.handle)
                 events.append(Failed(handle=p.handle, error=fail_with))
         self._inputs.shutdown(fail_with)
-        self._tasks.shutdown(fail_with, failed)
+        self._tasks.shutdown(fail_with, done)
         self._subs.shutdown(fail_with)
         wire.clear()
         self._asks.clear()

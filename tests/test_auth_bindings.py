@@ -762,7 +762,8 @@ def test_store_file_readable_by_others_is_refused(binding: str, tmp_path: Path) 
             async with b.connect_http(srv.mcp_url, auth=oauth(
                     store=FileTokenStore(store_dir)), timeout=T) as c:
                 assert await echo(c) == "hi"
-            [record] = [p for p in store_dir.iterdir() if p.suffix == ".json"]
+            [record] = [p for p in store_dir.iterdir()
+                        if p.suffix == ".json" and not p.name.startswith(".tmp-")]
             os.chmod(record, 0o644)
             before = len(srv.log)
             [error] = await failing_calls(b, srv.mcp_url, oauth(store=FileTokenStore(store_dir)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import typing
 
 import pytest
@@ -14,6 +15,19 @@ from mcp_proto import Event
 def test_every_exported_name_exists() -> None:
     missing = [name for name in mcp_proto.__all__ if not hasattr(mcp_proto, name)]
     assert not missing
+
+
+def test_dir_lists_every_exported_name() -> None:
+    """Names loaded on first use (PEP 562) are listed before they are (tests/test_imports.py
+    checks in a fresh interpreter that they are not loaded by the import itself)."""
+    assert set(mcp_proto.__all__) <= set(dir(mcp_proto))
+
+
+@pytest.mark.parametrize("runtime", ["asyncio", "threads", "trio"])
+def test_every_runtime_module_exports_what_it_lists(runtime: str) -> None:
+    module = importlib.import_module(f"mcp_proto_io.{runtime}")
+    assert not [name for name in module.__all__ if not hasattr(module, name)]
+    assert set(module.__all__) <= set(dir(module))
 
 
 def test_all_is_sorted_and_unique() -> None:

@@ -427,7 +427,8 @@ def test_hostile_outcomes() -> None:
     props = junk.schema["properties"]
     assert "f" not in props and props["t"] == props["l"] == props["n"] == {}
     assert props["any"] == {"anyOf": [{"type": "integer"}, {}]}
-    assert props["arr"] == {"type": "array", "items": {"anyOf": [{}, {"type": "string"}]}}
+    # open items get a type Gemini takes (issue 21: an untyped branch is a 400)
+    assert props["arr"]["items"] == {"type": "string"}
     assert {n.path for n in junk.notes if n.kind == "invalid-schema"} == {
         "/properties/l", "/properties/n", "/properties/s", "/properties/any/anyOf/2"}
 
@@ -575,8 +576,8 @@ def test_strict_closes_completes_and_nulls() -> None:
         {"type": "object", "properties": {"x": {"type": "string"}}},
         {"type": "object", "properties": {"y": {"type": "string"}}}]}}},
      "/properties/a/allOf", "cannot be merged"),
-    ({"type": "object", "properties": {"a": {"$ref": "#/$defs/S", "maxLength": 3}},
-      "$defs": {"S": {"type": "string", "maxLength": 5}}}, "/properties/a", "cannot be merged"),
+    ({"type": "object", "properties": {"a": {"$ref": "#/$defs/S", "pattern": "^b"}},
+      "$defs": {"S": {"type": "string", "pattern": "^a"}}}, "/properties/a", "cannot be merged"),
     ({"type": "object", "properties": {"a": {"$ref": "#/properties/b"},
                                        "b": {"type": "string"}}},
      "/properties/a/$ref", "location"),
@@ -800,8 +801,8 @@ def test_gemini_ref_siblings_are_an_intersection() -> None:
         "b": {"$ref": "#/$defs/S", "minLength": 2}},
         "$defs": {"S": {"type": "string", "maxLength": 5, "description": "S"}}})
     p = out.schema["properties"]
-    # the referent's maxLength 5 is kept (never "parent wins"); the sibling's 3 is described
-    assert p["a"] == {"type": "string", "maxLength": 5, "description": "A (also maxLength: 3)"}
+    # both apply: the tighter maxLength (issue 21: never one side's alone)
+    assert p["a"] == {"type": "string", "maxLength": 3, "description": "A"}
     assert p["b"] == {"type": "string", "maxLength": 5, "description": "S", "minLength": 2}
 
 

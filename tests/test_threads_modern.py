@@ -114,10 +114,10 @@ def spawned(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[subprocess.Popen[b
     """Every server process the binding starts during the test, in order."""
     procs: list[subprocess.Popen[bytes]] = []
 
-    def recording(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
-        proc = real_spawn(*args, **kwargs)
+    def recording(*args: Any, **kwargs: Any) -> tuple[subprocess.Popen[bytes], Any]:
+        proc, witness = real_spawn(*args, **kwargs)
         procs.append(proc)
-        return proc
+        return proc, witness
 
     monkeypatch.setattr(threads_module, "spawn", recording)
     yield procs

@@ -15,30 +15,28 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
-import subprocess
 import sys
 import time
 import traceback
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping, Sequence
-from typing import Any, ParamSpec, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, cast
 
 from mcp_proto import (
-    AuthExchange,
     AuthorizationError,
     AuthorizationRequired,
-    AuthResponse,
-    AuthStatus,
     ClientSession,
     Closed,
     Completed,
     ConnectionClosed,
+    ConnectionLost,
     Event,
     Failed,
     Implementation,
     Limits,
     LocalProtocolError,
     MCPError,
+    NotSent,
     Progress,
     Ready,
     RedirectRequired,
@@ -54,15 +52,15 @@ from mcp_proto import (
 from mcp_proto._http import HttpExchange, HttpTarget, StreamableHttp
 from mcp_proto._modern import Discovered
 
-from ._auth_io import (
+from ._auth_lazy import (
     NO_REDIRECT,
     AuthSetup,
     deliver_callback,
+    is_async_redirect,
     redirect_failure,
     run_auth_exchange,
     run_in_daemon_thread,
 )
-from ._auth_redirect import is_async_redirect
 from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
 from ._face_async import AsyncClientFace, Operation
 from ._handlers import (
@@ -81,6 +79,9 @@ from ._tuning import (
     STDERR_SETTLE,
     STDOUT_SETTLE,
 )
+
+if TYPE_CHECKING:
+    from mcp_proto import AuthExchange, AuthResponse, AuthStatus
 
 __all__ = [
     "HTTP_DOC",
@@ -291,6 +292,9 @@ class AsyncPump:
     def hold_input(self, hold: bool) -> None:
         """Stop (True) or resume (False) reading from the server (back-pressure)."""
 
+    def opening_over(self) -> None:
+        """The opening ended (Ready or failed): what only the era choice needed can go."""
+
     # -- calls ------------------------------------------------------------------------------
 
     def start(self, op: Operation[Any], total: float,
@@ -303,7 +307,7 @@ class AsyncPump:
         flight are sent together at the end of this turn of the loop (one write, one wake-up
         of the server, one look at the events and the timer for all of them)."""
         if self.closed:
-            raise self.exit_error or ConnectionClosed("the connection is closed")
+            raise self._ended()
         session = self.session
         handle = op(session, time.monotonic(), total)
         waiter = self.rt.waiter(on_progress, on_status)
@@ -314,6 +318,15 @@ class AsyncPump:
             self.after_soon = True
             self._soon(self._after_soon)
         return handle, waiter
+
+    def _ended(self) -> MCPError:
+        """What a call on this ended connection raises: nothing was sent.  For a Host's
+        client after its handshake, :class:`NotSent` (the Host routes the call again); the
+        opening itself fails with the error the run ended with."""
+        error = self.exit_error or ConnectionClosed("the connection is closed")
+        if self.client.single_run and self.ready:
+            return NotSent("the server's run ended", error)
+        return error
 
     def _after_soon(self) -> None:
         self.after_soon = False
@@ -461,7 +474,7 @@ class AsyncPump:
 
     def crashed(self, exc: BaseException) -> None:
         """A bug of ours in a transport callback: fail the calls, never strand them."""
-        error = ConnectionClosed(f"mcp-proto internal error: {exc!r}")
+        error = ConnectionLost(f"mcp-proto internal error: {exc!r}")
         if not self.closing:
             self.exit_error = self.exit_error or error
             self.session.connection_lost(error)
@@ -597,10 +610,9 @@ class StdioPump(AsyncPump):
         self.pipes_closed = False
         self.next_poll = time.monotonic() + PROCESS_POLL_INTERVAL
         try:
-            self.proc: subprocess.Popen[bytes] = spawn(client._command, env=client._env,
-                                                       cwd=client._cwd)
+            self.proc, self.witness = spawn(client._command, env=client._env, cwd=client._cwd)
         except OSError as exc:
-            raise ConnectionClosed(
+            raise ConnectionLost(
                 f"cannot start the server {argv_of(client._command)[0]!r}: {exc}") from exc
 
     def _write(self, data: bytes) -> None:
@@ -660,7 +672,8 @@ class StdioPump(AsyncPump):
             await self.rt.sleep(SETTLE_POLL)
         if not self.closing:
             self.exit_error = ServerExited(self.proc.returncode, self.stderr.text())
-            self.session.receive_eof(self.exit_error)
+            unread = self.witness is not None and self.witness.unread()
+            self.session.receive_eof(self.exit_error, input_unread=unread)
             self._after()
             # Stop what is left of the group now, while its id cannot have been reused.
             self.close()
@@ -675,6 +688,7 @@ class StdioPump(AsyncPump):
 
     def abandon(self) -> None:
         kill_process_tree(self.proc)
+        self.opening_over()
         self.pipes_closed = True
         for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if f is not None:
@@ -683,9 +697,14 @@ class StdioPump(AsyncPump):
 
     def _close_pipes(self) -> None:
         """Close the pipes (the server is gone, or killed).  Idempotent."""
+        self.opening_over()
         if not self.pipes_closed:
             self.pipes_closed = True
             self._close_pipes_once()
+
+    def opening_over(self) -> None:
+        if self.witness is not None:
+            self.witness.close()
 
     def _close_pipes_once(self) -> None:
         raise NotImplementedError
@@ -922,13 +941,14 @@ class AsyncClientBase(AsyncClientFace):
             self._token = self._rt.token()
         async with self._lock:
             if self._closed:
-                raise ConnectionClosed("the client is closed")
+                raise NotSent("the client is closed") if self.single_run \
+                    else ConnectionClosed("the client is closed")
             conn = self._conn
             if conn is not None and not conn.closed:
                 return conn
             if conn is not None and self.single_run:
                 # A host that supervises restarts itself: this client's one run is over.
-                raise conn.exit_error or ConnectionClosed("the server's run ended")
+                raise conn._ended()
             era, discovered, subscriptions = self._era_memory.plan(
                 self._key, self._pinned_era, None if conn is None else conn.session)
             if conn is not None:
@@ -970,6 +990,7 @@ class AsyncClientBase(AsyncClientFace):
             raise
         finally:
             self._connecting = None
+            conn.opening_over()
         return conn, ready
 
     async def connect(self: _C) -> _C:

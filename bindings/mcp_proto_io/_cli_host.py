@@ -153,12 +153,12 @@ def run_config_command(args: argparse.Namespace, out: TextIO) -> int:
             out.write(f"warning: {warning}\n")
         return 0
     text, warnings = dump_config_with_warnings(config, args.to)
-    for warning in warnings:
+    for warning in (*config.warnings, *warnings):  # what reading it said, then writing it
         sys.stderr.write(f"mcp-proto: warning: {warning}\n")
     if args.output:
         save_config(config, args.output, dialect=args.to)
     else:
-        out.write(text)
+        out.write(text if text.endswith("\n") else text + "\n")
     return 0
 
 

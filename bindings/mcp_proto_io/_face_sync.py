@@ -108,10 +108,26 @@ class ClientFace:
                   on_task_status: StatusCallback | None = None) -> CallToolResult:
         """Call a tool and wait for its result.
 
-        A result with ``is_error`` True is returned, not raised.  Raises :class:`RpcError`
-        (unknown tool, bad arguments), :class:`RequestTimeout` (``timeout`` in total, or
-        ``idle_timeout`` without a response or progress; the server is told to cancel),
-        :class:`ServerExited` (the call is not replayed: decide whether to call again).
+        A result with ``is_error`` True is returned, not raised: it is the tool's answer.
+        Raises (all :class:`MCPError`; a call is never replayed, the caller decides):
+
+        - :class:`RpcError`: the server refused the call (unknown tool, bad arguments).
+        - :class:`RequestTimeout`: ``timeout`` seconds in total, or ``idle_timeout`` without
+          a response or progress; the server is told to cancel.  The tool may have run.
+        - :class:`ServerExited` (HTTP: :class:`SessionExpired`): the server ended (forgot
+          the session) while the call was in flight.  It may have run on the server.
+        - :class:`ConnectionClosed`: this client was closed, by its caller, before or during
+          the call; nothing else raises the plain class.
+        - :class:`NotSent`: a Host's server client only: its run ended before the request
+          was written, so nothing was sent (the Host routes its own calls again).
+        - :class:`RemoteProtocolError` (:class:`MessageTooLarge` among them): the answer to
+          this call broke the protocol or was over the size limit; only this call fails.
+        - :class:`TaskCancelled` or the task's error: a call that ran as a task.
+        - When this call starts the server (the first call, or the next one after an exit):
+          what :meth:`connect` raises; over HTTP also :class:`AuthorizationError` subclasses.
+        - :class:`LocalProtocolError`: a misuse (a call from a callback that would deadlock,
+          a client of another event loop, arguments that are not a JSON object).
+
         ``on_progress`` gets each :class:`Progress` (threads: on the reader thread; asyncio
         and trio: a function, or an async function awaited in arrival order).  In an async
         client, cancelling the awaiting task cancels the call on the server too.

@@ -28,6 +28,7 @@ from mcp_proto import (
     ListChanged,
     LocalProtocolError,
     MCPError,
+    NotSent,
 )
 from mcp_proto.host import (
     META_TOOLS,
@@ -437,9 +438,15 @@ class AsyncHostBase:
                 # starting, in backoff, or being replaced: woken by any change
                 await self._wait_change(max(REROUTE_PAUSE, (route.wait_until or now) - now))
                 continue
-            return await client.call_tool(route.tool, arguments,
-                                          timeout=max(0.0, route.deadline - now),
-                                          on_progress=on_progress)
+            try:
+                return await client.call_tool(route.tool, arguments,
+                                              timeout=max(0.0, route.deadline - now),
+                                              on_progress=on_progress)
+            except NotSent:
+                # The run ended between routing and sending (nothing reached the server):
+                # route again, to the next run as the restart policy allows.
+                if self._runs.get(route.server) is run:  # its end not handled yet
+                    await self._wait_change(REROUTE_PAUSE)
 
     # -- meta-tools ---------------------------------------------------------------------------
 

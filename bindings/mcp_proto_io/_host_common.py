@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Generic, Protocol, TypeVar
 
-from mcp_proto import CallToolResult, Event, Implementation, Limits, ServerExited, Tool
+from mcp_proto import CallToolResult, Event, Implementation, Limits, NotSent, ServerExited, Tool
 from mcp_proto.host import (
     DEFAULT_MAX_SERVERS,
     DEFAULT_RESTART,
@@ -172,7 +172,10 @@ def client_arguments(spec: ServerSpec, options: HostOptions,
 def failure(exc: BaseException) -> tuple[str, str]:
     """``(error, stderr_tail)`` for a status: the error's type and message, with URL query
     values and user-info redacted (the clients' messages name no header or environment
-    value, but a URL may carry a key), and the server's stderr."""
+    value, but a URL may carry a key), and the server's stderr.  A :class:`NotSent` says
+    what ended the run."""
+    if isinstance(exc, NotSent) and exc.reason is not None:
+        exc = exc.reason
     tail = exc.stderr_tail if isinstance(exc, ServerExited) else ""
     return redact_url(f"{type(exc).__name__}: {exc}"), tail
 

@@ -26,6 +26,7 @@ from mcp_proto import (
     ListChanged,
     LocalProtocolError,
     MCPError,
+    NotSent,
 )
 from mcp_proto.host import (
     META_TOOLS,
@@ -443,8 +444,16 @@ class Host:
                     # starting, in backoff, or being replaced: woken by any change
                     self._cond.wait(max(REROUTE_PAUSE, (route.wait_until or now) - now))
                     continue
-            return client.call_tool(route.tool, arguments, timeout=max(0.0, route.deadline - now),
-                                    on_progress=on_progress)
+            try:
+                return client.call_tool(route.tool, arguments,
+                                        timeout=max(0.0, route.deadline - now),
+                                        on_progress=on_progress)
+            except NotSent:
+                # The run ended between routing and sending (nothing reached the server):
+                # route again, to the next run as the restart policy allows.
+                with self._cond:
+                    if self._runs.get(route.server) is run:  # its end not handled yet
+                        self._cond.wait(REROUTE_PAUSE)
 
     def _fixed(self, name: str, provider: str, arguments: dict[str, Any] | None
                ) -> dict[str, Any] | None:

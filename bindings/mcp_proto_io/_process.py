@@ -22,6 +22,7 @@ from mcp_proto._limits import STDERR_TAIL_BYTES
 __all__ = [
     "EXIT_GRACE",
     "TERM_GRACE",
+    "InputWitness",
     "StderrTail",
     "argv_of",
     "kill_process_tree",
@@ -60,9 +61,49 @@ def argv_of(command: str | Sequence[str]) -> list[str]:
     return argv
 
 
+class InputWitness:
+    """A read end of a server's stdin pipe, kept by the client while the era is chosen, to
+    tell whether the server read what it was sent before it exited (V-23: a server killed by
+    the probe read it; one that crashed at start did not, and is not started again).
+
+    While it is open, the server's exit does not break the pipe for the writer (writes fill
+    the pipe instead of failing): close it as soon as the opening is over.  Thread-safe.
+    """
+
+    __slots__ = ("_fd", "_lock")
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._lock = threading.Lock()
+
+    def unread(self) -> bool:
+        """True when bytes the client wrote are still in the pipe, unread by the server.
+        False when the pipe is empty, the witness is closed, or the platform cannot say."""
+        with self._lock:
+            if self._fd < 0:
+                return False
+            try:
+                import fcntl  # noqa: PLC0415 - POSIX only
+                import termios  # noqa: PLC0415
+
+                raw = fcntl.ioctl(self._fd, termios.FIONREAD, b"\0\0\0\0")
+            except (ImportError, OSError):  # pragma: no cover - a platform without FIONREAD
+                return False
+            return int.from_bytes(raw, sys.byteorder, signed=True) > 0
+
+    def close(self) -> None:
+        """Idempotent; any thread."""
+        with self._lock:
+            fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+
 def spawn(command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
-          cwd: str | os.PathLike[str] | None = None) -> subprocess.Popen[bytes]:
-    """Start a stdio server with three pipes, in its own process group.
+          cwd: str | os.PathLike[str] | None = None,
+          ) -> tuple[subprocess.Popen[bytes], InputWitness | None]:
+    """Start a stdio server with three pipes, in its own process group, and give an
+    :class:`InputWitness` of its stdin (None on Windows); the caller closes the witness.
 
     ``env`` is merged over the current environment.  Raises ``OSError`` (for example
     ``FileNotFoundError``) when the program cannot be started: the caller reports the command.
@@ -77,10 +118,24 @@ def spawn(command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
         kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
     else:
         kwargs["start_new_session"] = True
-    proc: subprocess.Popen[bytes] = subprocess.Popen(  # type: ignore[call-overload]
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=full_env, cwd=cwd, bufsize=0, **kwargs,
-    )
+    # The stdin pipe is made here, not by Popen, so that its read end can stay open in the
+    # client as the witness (both ends are non-inheritable: no other child gets them).
+    read_end, write_end = os.pipe() if sys.platform != "win32" else (-1, -1)
+    try:
+        proc: subprocess.Popen[bytes] = subprocess.Popen(  # type: ignore[call-overload]
+            argv, stdin=read_end if read_end >= 0 else subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=full_env, cwd=cwd, bufsize=0, **kwargs,
+        )
+    except BaseException:
+        if read_end >= 0:
+            os.close(read_end)
+            os.close(write_end)
+        raise
+    witness: InputWitness | None = None
+    if read_end >= 0:
+        proc.stdin = open(write_end, "wb", buffering=0)  # noqa: SIM115 - the Popen owns it
+        witness = InputWitness(read_end)
     if sys.platform.startswith("linux") and proc.stdout is not None:
         try:
             import fcntl  # noqa: PLC0415 - POSIX only
@@ -88,7 +143,7 @@ def spawn(command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
             fcntl.fcntl(proc.stdout.fileno(), _F_SETPIPE_SZ, PIPE_SIZE)
         except OSError:  # over /proc/sys/fs/pipe-max-size: keep the default
             pass
-    return proc
+    return proc, witness
 
 
 def _group_alive(pgid: int) -> bool:

@@ -26,9 +26,9 @@ import ssl
 import time
 import traceback
 from collections.abc import Callable, Coroutine
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from mcp_proto import ConnectionClosed, MCPError
+from mcp_proto import ConnectionLost, MCPError
 from mcp_proto._http import HttpExchange
 
 from ._async_base import (
@@ -42,22 +42,26 @@ from ._async_base import (
     TaskHandle,
     connector,
 )
-from ._auth_io import run_in_daemon_thread
+from ._auth_lazy import run_in_daemon_thread
 from ._handlers import ProgressCallback, StatusCallback
-from ._host_async import AsyncHostBase
-from ._host_common import host_connector
+from ._lazy import lazy_names
 from ._tuning import CONNECT_TIMEOUT, DELETE_TIMEOUT, MAX_IDLE_CONNECTIONS
-from .auth import (
-    ClientCredentials,
-    EnterpriseManaged,
-    FileTokenStore,
-    HeadlessRedirect,
-    JwtBearer,
-    LoopbackRedirect,
-    MemoryTokenStore,
-    OAuth,
-    PasteRedirect,
-)
+
+if TYPE_CHECKING:
+    from ._host_asyncio import Host, connect_config
+    from .auth import (
+        ClientCredentials,
+        EnterpriseManaged,
+        FileTokenStore,
+        HeadlessRedirect,
+        JwtBearer,
+        LoopbackRedirect,
+        MemoryTokenStore,
+        OAuth,
+        PasteRedirect,
+    )
+else:  # the same names, imported when first used (PEP 562): a client-only program needs neither
+    __getattr__, __dir__ = lazy_names(__name__, "._host_asyncio")
 
 __all__ = [
     "Client",
@@ -379,7 +383,7 @@ class _HttpStream(asyncio.Protocol):
         if exc is None:
             pump._on_http_data(ex, b"")  # the server closed: the answer may be complete
         elif not ex.done:
-            pump._lost(ex, ConnectionClosed(f"{ex.rpc_method}: connection lost: {exc}"))
+            pump._lost(ex, ConnectionLost(f"{ex.rpc_method}: connection lost: {exc}"))
         pump._exchange_ended()
 
 
@@ -437,8 +441,8 @@ class _HttpConnection(_Timer, HttpPump):
         try:
             await self._connect(lambda: stream)
         except Exception as exc:  # OSError, a timeout, a bad host name: the call fails now
-            self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: cannot connect to "
-                                            f"{self.target.authority}: {exc!r}"))
+            self._lost(ex, ConnectionLost(f"{ex.rpc_method}: cannot connect to "
+                                          f"{self.target.authority}: {exc!r}"))
             self._exchange_ended()
             return
         if self.closing or ex.aborted:  # closed, or cancelled while connecting
@@ -525,15 +529,3 @@ class HttpClient(AsyncHttpClientBase):
 
 
 connect_http = connector(HttpClient, "connect_http", HTTP_DOC)
-
-
-class Host(AsyncHostBase):
-    """Many MCP servers as one, on asyncio.  Create it with :func:`connect_config`; see
-    :class:`mcp_proto_io._host_async.AsyncHostBase` for the methods (all awaited)."""
-
-    _rt = _RUNTIME
-    _connect_stdio = staticmethod(connect_stdio)
-    _connect_http = staticmethod(connect_http)
-
-
-connect_config = host_connector(Host)

@@ -28,25 +28,23 @@ import time
 import traceback
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from mcp_proto import (
-    AuthEvent,
-    AuthExchange,
     AuthorizationError,
     AuthorizationRequired,
-    AuthResponse,
-    AuthStatus,
     ClientSession,
     Closed,
     Completed,
     ConnectionClosed,
+    ConnectionLost,
     Event,
     Failed,
     Implementation,
     Limits,
     LocalProtocolError,
     MCPError,
+    NotSent,
     Progress,
     Ready,
     RedirectRequired,
@@ -61,14 +59,14 @@ from mcp_proto import (
 from mcp_proto._http import HttpExchange, HttpTarget, StreamableHttp
 from mcp_proto._modern import Discovered
 
-from ._auth_io import (
+from ._auth_lazy import (
     NO_REDIRECT,
     AuthSetup,
     deliver_callback,
+    is_async_redirect,
     redirect_failure,
     run_auth_exchange,
 )
-from ._auth_redirect import is_async_redirect
 from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
 from ._face_sync import ClientFace
 from ._fds import wait_fd
@@ -80,6 +78,7 @@ from ._handlers import (
     RootsSource,
     StatusCallback,
 )
+from ._lazy import lazy_names
 from ._process import StderrTail, argv_of, spawn, stop_process_tree
 from ._tuning import (
     BIG_READ_SIZE,
@@ -93,17 +92,24 @@ from ._tuning import (
     STDERR_SETTLE,
     STDOUT_SETTLE,
 )
-from .auth import (
-    ClientCredentials,
-    EnterpriseManaged,
-    FileTokenStore,
-    HeadlessRedirect,
-    JwtBearer,
-    LoopbackRedirect,
-    MemoryTokenStore,
-    OAuth,
-    PasteRedirect,
-)
+
+if TYPE_CHECKING:
+    from mcp_proto import AuthEvent, AuthExchange, AuthResponse, AuthStatus
+
+    from ._host_threads import Host, connect_config
+    from .auth import (
+        ClientCredentials,
+        EnterpriseManaged,
+        FileTokenStore,
+        HeadlessRedirect,
+        JwtBearer,
+        LoopbackRedirect,
+        MemoryTokenStore,
+        OAuth,
+        PasteRedirect,
+    )
+else:  # the same names, imported when first used (PEP 562): a client-only program needs neither
+    __getattr__, __dir__ = lazy_names(__name__, "._host_threads")
 
 __all__ = [
     "Client",
@@ -193,6 +199,9 @@ class _Pump:
         """End the connection and its threads; pending calls fail.  Idempotent."""
         raise NotImplementedError
 
+    def opening_over(self) -> None:
+        """The opening ended (Ready or failed): what only the era choice needed can go."""
+
     def _service(self) -> None:
         """The service thread: fires deadlines (and whatever the subclass's loop does)."""
         try:
@@ -229,7 +238,7 @@ class _Pump:
         waiter = _Waiter(on_progress, on_status)
         with self.lock:
             if self.closed:
-                raise self.exit_error or ConnectionClosed("the connection is closed")
+                raise self._ended()
             handle = op(time.monotonic())
             self._started(handle)
             self.waiters[handle] = waiter
@@ -255,6 +264,15 @@ class _Pump:
             self._cancel_waiter(waiter, "interrupted")
             raise
 
+    def _ended(self) -> MCPError:
+        """What a call on this ended connection raises: nothing was sent.  For a Host's
+        client after its handshake, :class:`NotSent` (the Host routes the call again); the
+        opening itself fails with the error the run ended with."""
+        error = self.exit_error or ConnectionClosed("the connection is closed")
+        if self.client.single_run and self.ready:
+            return NotSent("the server's run ended", error)
+        return error
+
     def _cancel_waiter(self, waiter: _Waiter, reason: str) -> None:
         with self.lock:
             for handle, w in list(self.waiters.items()):
@@ -268,8 +286,8 @@ class _Pump:
         self._flush()
 
     def _crashed(self, exc: BaseException) -> None:
-        error = ConnectionClosed(f"mcp-proto internal error in "
-                                 f"{threading.current_thread().name}: {exc!r}")
+        error = ConnectionLost(f"mcp-proto internal error in "
+                               f"{threading.current_thread().name}: {exc!r}")
         with self.lock:
             self.exit_error = self.exit_error or error
             self.session.connection_lost(error)
@@ -371,10 +389,11 @@ class _Connection(_Pump):
         self._stop_lock = threading.Lock()
         self._stopped = False
         self._closing = False
+        self._gone = False  # the server's end was handled (by the reader or the service)
         try:
-            self.proc = spawn(client._command, env=client._env, cwd=client._cwd)
+            self.proc, self.witness = spawn(client._command, env=client._env, cwd=client._cwd)
         except OSError as exc:
-            raise ConnectionClosed(
+            raise ConnectionLost(
                 f"cannot start the server {argv_of(client._command)[0]!r}: {exc}") from exc
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         self.stdin_fd = self.proc.stdin.fileno()
@@ -386,8 +405,21 @@ class _Connection(_Pump):
             threading.Thread(target=self._read_stderr, name="mcp-proto-stderr", daemon=True),
             threading.Thread(target=self._service, name="mcp-proto-service", daemon=True),
         ]
-        for t in self.threads:
-            t.start()
+        # Each thread starts after the ones it joins: the stdout reader and the service
+        # thread join the stderr reader when the server is gone (it may be gone at once),
+        # the service thread also the stdout reader.
+        try:
+            for t in (self.threads[1], self.threads[0], self.threads[2]):
+                t.start()
+        except BaseException:  # no thread to be had: nothing may be left running
+            self.closed = True
+            self._stop_tree()
+            self.opening_over()
+            raise
+
+    def opening_over(self) -> None:
+        if self.witness is not None:
+            self.witness.close()
 
     # -- output -----------------------------------------------------------------------------
 
@@ -481,18 +513,27 @@ class _Connection(_Pump):
                 self._dispatch(events)
 
     def _server_gone(self) -> None:
+        """End the session with the server's exit: once, from the stdout reader at EOF or from
+        the service thread (a grandchild may hold stdout open)."""
+        with self.lock:
+            if self._gone:
+                return
+            self._gone = True
         code: int | None
         try:
             code = self.proc.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
             code = None
-        if self.threads[1] is not threading.current_thread():
-            self.threads[1].join(STDERR_SETTLE)
+        self.threads[1].join(STDERR_SETTLE)
         error = ServerExited(code, self.stderr.text())
-        with self.lock:
+        # Output queued or being written counts as unread too (the write lock first, as
+        # writers take it): the server exited before it could read any of it.
+        with self.wlock, self.lock:
+            unread = bool(self.queue) or self.partial is not None or (
+                self.witness is not None and self.witness.unread())
             if not self.closed:
                 self.exit_error = error
-            self.session.receive_eof(error)
+            self.session.receive_eof(error, input_unread=unread)
             events = self._drain_locked()
             self.cond.notify()
         self._dispatch(events)
@@ -598,6 +639,7 @@ class _Connection(_Pump):
         for f, t in ((self.proc.stdout, self.threads[0]), (self.proc.stderr, self.threads[1])):
             if f is not None and not t.is_alive():
                 f.close()
+        self.opening_over()
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
 
@@ -653,13 +695,14 @@ class _ClientBase(ClientFace):
             return conn
         with self._conn_lock:
             if self._closed:
-                raise ConnectionClosed("the client is closed")
+                raise NotSent("the client is closed") if self.single_run \
+                    else ConnectionClosed("the client is closed")
             conn = self._conn
             if conn is not None and not conn.closed:
                 return conn
             if conn is not None and self.single_run:
                 # A host that supervises restarts itself: this client's one run is over.
-                raise conn.exit_error or ConnectionClosed("the server's run ended")
+                raise conn._ended()
             era, discovered, subscriptions = self._era_memory.plan(
                 self._key, self._pinned_era, None if conn is None else conn.session)
             if conn is not None:
@@ -695,6 +738,7 @@ class _ClientBase(ClientFace):
             raise
         finally:
             self._connecting = None
+            conn.opening_over()
         return conn, ready
 
     def connect(self: _C) -> _C:
@@ -1040,8 +1084,8 @@ class _HttpConnection(_Pump):
         try:
             sock = self.pool.acquire()
         except Exception as exc:  # OSError, TLS, a bad host name: the call fails, typed
-            self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: cannot connect to "
-                                            f"{self.http.url.authority}: {exc!r}"))
+            self._lost(ex, ConnectionLost(f"{ex.rpc_method}: cannot connect to "
+                                          f"{self.http.url.authority}: {exc!r}"))
             return
         with self.lock:
             if self._closing:  # close() ran while this connection was being opened
@@ -1077,7 +1121,7 @@ class _HttpConnection(_Pump):
                     break
         except OSError as exc:
             if not ex.done:
-                self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: connection lost: {exc}"))
+                self._lost(ex, ConnectionLost(f"{ex.rpc_method}: connection lost: {exc}"))
         finally:
             with self.lock:
                 self.sockets.pop(ex.id, None)
@@ -1236,7 +1280,3 @@ def connect_http(url: str, *, headers: Mapping[str, str] | None = None,
                       on_elicitation=on_elicitation, roots=roots,
                       on_notification=on_notification, era_memory=era_memory,
                       ssl_context=ssl_context, ca_file=ca_file)
-
-
-# The Host sits on the clients above (imported last: it imports them from this module).
-from ._host_threads import Host, connect_config  # noqa: E402

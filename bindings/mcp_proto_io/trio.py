@@ -26,12 +26,18 @@ import ssl
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import outcome
-import trio
+try:
+    import outcome
+    import trio
+except ModuleNotFoundError as exc:  # the optional dependency (outcome comes with trio)
+    if exc.name not in ("outcome", "trio"):
+        raise
+    raise ModuleNotFoundError(f"mcp_proto_io.trio needs trio (no module named {exc.name!r}): "
+                              "pip install 'mcp-proto[trio]'", name=exc.name) from exc
 
-from mcp_proto import ConnectionClosed, MCPError
+from mcp_proto import ConnectionLost, MCPError
 from mcp_proto._http import HttpExchange
 
 from ._async_base import (
@@ -47,20 +53,24 @@ from ._async_base import (
 )
 from ._fds import wait_fd
 from ._handlers import ProgressCallback, StatusCallback
-from ._host_async import AsyncHostBase
-from ._host_common import host_connector
+from ._lazy import lazy_names
 from ._tuning import BIG_READ_SIZE, CONNECT_TIMEOUT, DELETE_TIMEOUT, MAX_IDLE_CONNECTIONS, READ_SIZE
-from .auth import (
-    ClientCredentials,
-    EnterpriseManaged,
-    FileTokenStore,
-    HeadlessRedirect,
-    JwtBearer,
-    LoopbackRedirect,
-    MemoryTokenStore,
-    OAuth,
-    PasteRedirect,
-)
+
+if TYPE_CHECKING:
+    from ._host_trio import Host, connect_config
+    from .auth import (
+        ClientCredentials,
+        EnterpriseManaged,
+        FileTokenStore,
+        HeadlessRedirect,
+        JwtBearer,
+        LoopbackRedirect,
+        MemoryTokenStore,
+        OAuth,
+        PasteRedirect,
+    )
+else:  # the same names, imported when first used (PEP 562): a client-only program needs neither
+    __getattr__, __dir__ = lazy_names(__name__, "._host_trio")
 
 __all__ = [
     "Client",
@@ -551,8 +561,8 @@ class _HttpConnection(_Timer, HttpPump):
                 stream = await self._connect()
         except Exception as exc:  # OSError, a timeout, TLS, a bad host name: the call fails
             if self.running_tasks.pop(ex.id, None) is not None:  # not aborted meanwhile
-                self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: cannot connect to "
-                                                f"{self.target.authority}: {_reason(exc)}"))
+                self._lost(ex, ConnectionLost(f"{ex.rpc_method}: cannot connect to "
+                                              f"{self.target.authority}: {_reason(exc)}"))
                 self._exchange_ended()
             return
         self.streams[ex.id] = stream
@@ -571,8 +581,8 @@ class _HttpConnection(_Timer, HttpPump):
                     break
         except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             if not ex.done and not self.closing:
-                self._lost(ex, ConnectionClosed(f"{ex.rpc_method}: connection lost: "
-                                                f"{_reason(exc)}"))
+                self._lost(ex, ConnectionLost(f"{ex.rpc_method}: connection lost: "
+                                              f"{_reason(exc)}"))
         finally:
             self.streams.pop(ex.id, None)
             if self.running_tasks.pop(ex.id, None) is not None:
@@ -627,15 +637,3 @@ class HttpClient(AsyncHttpClientBase):
 
 
 connect_http = connector(HttpClient, "connect_http", HTTP_DOC)
-
-
-class Host(AsyncHostBase):
-    """Many MCP servers as one, on trio.  Create it with :func:`connect_config`; see
-    :class:`mcp_proto_io._host_async.AsyncHostBase` for the methods (all awaited)."""
-
-    _rt = _RUNTIME
-    _connect_stdio = staticmethod(connect_stdio)
-    _connect_http = staticmethod(connect_http)
-
-
-connect_config = host_connector(Host)

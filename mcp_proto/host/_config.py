@@ -22,13 +22,24 @@ Rules (host-notes 3.1 and 3.2; where the notes were silent the choice is written
 - **Transport**: an explicit ``type``/``transport`` wins; else a command is stdio; Gemini
   ``url`` is SSE and ``httpUrl`` Streamable HTTP; every other URL key is Streamable HTTP.
   Both a command and a URL, neither, a blank one, a URL with ``user:password@`` or a scheme
-  other than http(s) are problems.
+  other than http(s) are problems; so are ``args`` beside a URL (no dialect has them: a URL
+  server runs no command, so they would be lost; an empty list is accepted).
+- **Data**: the source holds JSON or TOML data only, checked before any entry is read.  A
+  string or key with a lone surrogate (``"\\ud800"`` in JSON: no UTF-8 file, JSON or TOML,
+  can be written with it), a key that is no string or a value of another type (a set,
+  bytes ...: only from a mapping) is a problem naming where it is (at most
+  :data:`MAX_LISTED_FAULTS` listed, then a count); nesting deeper than :data:`MAX_DEPTH` is
+  one problem; an integer longer than Python reads (``sys.get_int_max_str_digits``) is
+  invalid JSON.
 - **Values**: ``command`` is a string (a list of strings in the generic dialect), ``args`` a
   list of strings; ``env``/``headers`` values are strings, numbers are accepted as their
-  decimal text with a warning, anything else is a problem.  Timeouts become seconds (rpi and
-  Codex ``*_sec`` seconds, Gemini ``timeout`` and Codex's legacy ``startup_timeout_ms``
-  milliseconds; a generic bare ``timeout`` is seconds up to
-  :data:`BARE_TIMEOUT_SECONDS_MAX`, milliseconds above, with a warning).
+  decimal text with a warning (integers of any size), anything else is a problem.  Timeouts
+  become seconds (rpi and Codex ``*_sec`` seconds, Gemini ``timeout`` and Codex's legacy
+  ``startup_timeout_ms`` milliseconds; a generic bare ``timeout`` is seconds up to
+  :data:`BARE_TIMEOUT_SECONDS_MAX`, milliseconds above, with a warning); a timeout or an
+  ADK restart delay must be positive (a delay: at least 0) and at most
+  :data:`MAX_TIMEOUT` seconds, however large the number (an integer beyond a float's range
+  is out of range, never an ``OverflowError``).
 - **Variables** are expanded in the command, args, env, cwd, url, headers and envFile values
   (:mod:`._expand`); ``templates`` keeps each such field as written: ``command`` the whole
   argv, ``env``/``headers`` the entries that held a variable, ``url``/``cwd`` the string.
@@ -49,7 +60,7 @@ Rules (host-notes 3.1 and 3.2; where the notes were silent the choice is written
 
 from __future__ import annotations
 
-import copy
+import datetime
 import json
 import posixpath
 import re
@@ -64,6 +75,7 @@ from ._config_entry import (
     TYPE_VALUES,
     Ctx,
     parse_entry,
+    plain_copy,
     type_name,
     word,
 )
@@ -76,6 +88,7 @@ __all__ = [
     "KEY_TABLES",
     "MAX_CONFIG_BYTES",
     "MAX_DEPTH",
+    "MAX_LISTED_FAULTS",
     "MAX_SERVERS",
     "MAX_TIMEOUT",
     "PATH_RULES",
@@ -140,8 +153,26 @@ REFINING_KEYS: dict[str, Dialect] = {
 #: Dialects whose hosts accept comments and trailing commas in their JSON files.
 JSONC_DIALECTS: frozenset[Dialect] = frozenset({"vscode", "zed", "gemini"})
 
-_JSONC_COMMENTS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
-_JSONC_COMMAS = re.compile(r'"(?:[^"\\\n]|\\.)*"|,(?=\s*[}\]])')
+#: Every alternative matches wherever it starts (a string without its closing quote ends at
+#: the line, a comment without ``*/`` at the text), so one pass is linear: a pattern that
+#: could fail after a long scan (``/* /* /*`` ...) would rescan from every start.  What is
+#: unterminated is kept as written, so the strict decoder still refuses it.
+_JSONC_COMMENTS = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|/\*.*?(?:\*/|\Z)', re.DOTALL)
+_JSONC_COMMAS = re.compile(r'"(?:[^"\\\n]|\\.)*"?|,(?=\s*[}\]])')
+
+#: A UTF-16 surrogate code point (``"\\ud800"`` in JSON): a Python string holds it, Unicode
+#: text does not, so no file could be written back with it (UTF-8, TOML).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+#: The scalars of config data: JSON's and TOML's (a ``datetime`` is a ``date``).  A mapping
+#: passed in that holds anything else (a set, bytes, an object) is refused: no file can say
+#: it, so it could be neither written back nor converted.
+_DATA_SCALARS = (str, bool, int, float, datetime.date, datetime.time)
+
+#: Problems of that kind (a lone surrogate, a foreign type) listed for one source; the rest
+#: are counted.  A hand-written config has one or two; hundreds mean a blob or a bug in the
+#: caller, and a short list is enough to say so.
+MAX_LISTED_FAULTS = 20
 
 
 # -- loading --------------------------------------------------------------------------------
@@ -156,7 +187,10 @@ def _reject_constant(name: str) -> float:
 
 def _blank_comment(m: re.Match[str]) -> str:
     text = m[0]
-    return text if text.startswith('"') else re.sub(r"[^\n]", " ", text)
+    unterminated = text.startswith("/*") and (len(text) < 4 or not text.endswith("*/"))
+    if text.startswith('"') or unterminated:
+        return text  # a string, or an unterminated comment (left for the decoder to refuse)
+    return re.sub(r"[^\n]", " ", text)
 
 
 def _strip_jsonc(text: str) -> str:
@@ -164,6 +198,14 @@ def _strip_jsonc(text: str) -> str:
     (so line and column of a later error stay right)."""
     text = _JSONC_COMMENTS.sub(_blank_comment, text)
     return _JSONC_COMMAS.sub(lambda m: m[0] if m[0].startswith('"') else " ", text)
+
+
+def _digits_problem(exc: ValueError) -> str | None:
+    """The problem when ``json.loads`` refused an integer longer than Python converts
+    (``sys.get_int_max_str_digits``), a plain ValueError; None for any other error."""
+    if "integer string conversion" in str(exc):
+        return "not valid JSON: an integer has more digits than Python reads"
+    return None
 
 
 def _decode(text: str, problems: list[ConfigProblem]) -> tuple[Any, str | None]:
@@ -182,24 +224,103 @@ def _decode(text: str, problems: list[ConfigProblem]) -> tuple[Any, str | None]:
     except RecursionError:
         problems.append(ConfigProblem(None, None, "values are nested too deeply"))
         return None, None
+    except ValueError as exc:  # an integer of too many digits: not a JSONDecodeError
+        problems.append(ConfigProblem(None, None, _digits_problem(exc) or "not valid JSON"))
+        return None, None
     try:
         return loads(_strip_jsonc(text)), first
-    except (ValueError, RecursionError):
+    except ValueError as exc:
+        problems.append(ConfigProblem(None, None, _digits_problem(exc) or first))
+        return None, None
+    except RecursionError:
         problems.append(ConfigProblem(None, None, first))
         return None, None
 
 
-def _too_deep(value: Any) -> bool:
+def _value_fault(value: object) -> str | None:
+    """What makes one scalar or key no config data (None when it is fine): a surrogate code
+    point, or a type neither JSON nor TOML has."""
+    if isinstance(value, str):
+        return "holds a lone surrogate (\\uD800-\\uDFFF): not Unicode text, so no file " \
+               "can hold it" if _SURROGATE.search(value) else None
+    if value is None or isinstance(value, _DATA_SCALARS):
+        return None
+    return f"is of type {type(value).__name__}, which no config file holds (JSON and " \
+           "TOML values only)"
+
+
+def _scan(value: Any) -> tuple[bool, bool]:
+    """Whether ``value`` nests deeper than :data:`MAX_DEPTH`, and whether a key or value
+    in it is no config data (:func:`_value_fault`; a key must be a string).  Iterative: a
+    mapping passed in may nest without bound (or refer to itself)."""
+    fault = False
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if depth > MAX_DEPTH:
-            return True
+            return True, fault
         if isinstance(item, Mapping):
-            stack.extend((v, depth + 1) for v in item.values())
+            for k, v in item.items():
+                if not isinstance(k, str) or _SURROGATE.search(k):
+                    fault = True
+                stack.append((v, depth + 1))
         elif isinstance(item, (list, tuple)):
             stack.extend((v, depth + 1) for v in item)
-    return False
+        elif _value_fault(item) is not None:
+            fault = True
+    return False, fault
+
+
+def _dotted(path: tuple[object, ...]) -> str | None:
+    """A location as ``key.key[index]``, each surrogate escaped (``\\ud800``)."""
+    where = ""
+    for part in path:
+        if isinstance(part, int):  # a list index (keys are strings here)
+            where += f"[{part}]"
+        else:
+            shown = str(part).encode("utf-8", "backslashreplace").decode("utf-8")
+            where = f"{where}.{shown}" if where else shown
+    return where or None
+
+
+def _fault_problems(root: Mapping[str, Any]) -> list[ConfigProblem]:
+    """One problem per key or value that is no config data (the first
+    :data:`MAX_LISTED_FAULTS`, then a count), each naming where it is: the server and the
+    field path inside it for an entry, else the path from the root.  A value is never
+    shown (it may be a secret); a key is, escaped."""
+    found: list[tuple[tuple[object, ...], str]] = []
+    stack: list[tuple[Any, tuple[object, ...]]] = [(root, ())]
+    while stack:  # depth already checked by _scan
+        item, path = stack.pop()
+        if isinstance(item, Mapping):
+            children: list[tuple[Any, tuple[object, ...]]] = []
+            for k, v in item.items():
+                here = (*path, k if isinstance(k, str) else repr(k))
+                if not isinstance(k, str):
+                    found.append((here, f"this key is not a string ({type(k).__name__}): "
+                                        "config keys are strings"))
+                elif _SURROGATE.search(k):
+                    found.append((here, f"this key {_value_fault(k)}"))
+                children.append((v, here))
+            stack.extend(reversed(children))  # popped in file order
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, (*path, i)) for i, v in reversed(list(enumerate(item))))
+        else:
+            fault = _value_fault(item)
+            if fault is not None:
+                found.append((path, f"the value {fault}"))
+    problems: list[ConfigProblem] = []
+    servers_keys = {key for key, _ in _ROOT_DETECT}
+    for path, message in found[:MAX_LISTED_FAULTS]:
+        server: str | None = None
+        rest = path
+        if len(path) >= 2 and path[0] in servers_keys:
+            server, rest = _dotted(path[1:2]), path[2:]
+        problems.append(ConfigProblem(server, _dotted(rest), message))
+    if len(found) > MAX_LISTED_FAULTS:
+        problems.append(ConfigProblem(None, None, f"{len(found) - MAX_LISTED_FAULTS} more "
+                                                  "keys or values are no config data"))
+    return problems
 
 
 def _load(source: str | bytes | Mapping[str, Any],
@@ -233,9 +354,13 @@ def _load(source: str | bytes | Mapping[str, Any],
         problems.append(ConfigProblem(None, None,
                                       f"the config must be an object, not {type_name(root)}"))
         return None, None
-    if _too_deep(root):
+    too_deep, fault = _scan(root)
+    if too_deep:
         problems.append(ConfigProblem(None, None,
                                       f"values are nested deeper than {MAX_DEPTH} levels"))
+        return None, None
+    if fault:
+        problems.extend(_fault_problems(root))
         return None, None
     return root, jsonc
 
@@ -371,7 +496,7 @@ def parse_config(source: str | bytes | Mapping[str, Any], *, dialect: str | None
             raise ConfigError(problems, path)
         warnings.append("comments and trailing commas are not written back")
     servers_key = ROOT_KEYS[resolved]
-    extra = {str(k): copy.deepcopy(v) for k, v in root.items() if k != servers_key}
+    extra = {str(k): plain_copy(v) for k, v in root.items() if k != servers_key}
     servers = _check_root(root, resolved, problems, warnings)
     ctx = Ctx(dialect=resolved, problems=problems, warnings=warnings,
                env_files=env_files or {},

@@ -7,7 +7,6 @@ per entry after reading the file.  The rules are written in ``_config``'s docstr
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -26,6 +25,7 @@ __all__ = [
     "TYPE_VALUES",
     "Ctx",
     "parse_entry",
+    "plain_copy",
     "type_name",
     "word",
 ]
@@ -33,9 +33,9 @@ __all__ = [
 #: A URL path a generic file means as SSE (fastmcp's inference): ``.../sse`` or ``.../sse/``.
 _SSE_PATH = re.compile(r"/sse/?$")
 
-#: One day, in seconds: longer than any sane handshake or call.  A bigger timeout is almost
-#: always a unit mistake (milliseconds where seconds were meant) or "forever", which a host
-#: must not wait.
+#: One day, in seconds: longer than any sane handshake, call or restart delay.  A bigger
+#: timeout or delay is almost always a unit mistake (milliseconds where seconds were meant)
+#: or "forever", which a host must not wait (and a timer that far out overflows some clocks).
 MAX_TIMEOUT = 86400.0
 
 #: A generic bare ``timeout`` up to 600 is seconds (the largest value written in seconds by
@@ -106,9 +106,47 @@ def word(value: object) -> str:
     return f"a value of type {type(value).__name__}"
 
 
+def plain_copy(value: Any) -> Any:
+    """A deep copy of config data, every mapping as a ``dict`` (a read-only mapping passed in
+    cannot be deep-copied as itself) and lists and tuples as they are.  Only for data
+    ``_config`` checked: nested at most ``MAX_DEPTH`` and of JSON/TOML types."""
+    if isinstance(value, Mapping):
+        return {k: plain_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain_copy(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(plain_copy(v) for v in value)
+    return value  # a scalar: immutable
+
+
 def type_name(value: object) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
             int: "a number", float: "a number", type(None): "null"}.get(type(value), "a value")
+
+
+def _is_number(value: object) -> bool:
+    """A JSON or TOML number (a boolean is none)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _as_float(value: int | float) -> float:
+    """``value`` as a float; an integer too big for one is infinity (callers refuse it as
+    out of range, never let ``OverflowError`` out)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _decimal(value: int | float) -> str | None:
+    """The decimal text of a number, or None when it has none: NaN, infinity, or an integer
+    longer than Python writes (``sys.get_int_max_str_digits``, only from a mapping)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    try:
+        return str(value)
+    except ValueError:
+        return None
 
 
 # -- one entry ------------------------------------------------------------------------------
@@ -264,10 +302,13 @@ def _string_map(e: _Entry, key: str, value: Any, *, headers: bool) -> dict[str, 
             e.problem(key, "has a name that is not a valid " + ("header name" if headers
                                                                  else "variable name"))
             continue
-        if isinstance(item, (int, float)) and not isinstance(item, bool) \
-                and math.isfinite(item):
+        if _is_number(item):
+            decimal = _decimal(item)
+            if decimal is None:
+                e.problem(where, "must be a string; this number has no decimal text to take")
+                continue
             e.warn(where, "is a number: taken as its decimal text")
-            item = str(item)
+            item = decimal
         text = e.text(where, item)
         if text is None:
             continue
@@ -352,20 +393,23 @@ def _h_disabled(e: _Entry, key: str, value: Any) -> None:
 def _seconds(e: _Entry, key: str, value: Any, unit: str) -> float | None:
     """A timeout in seconds from ``value`` in ``unit`` (``s``, ``ms`` or ``bare``)."""
     units = "seconds" if unit == "s" else "milliseconds" if unit == "ms" else "seconds"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not _is_number(value):
         e.problem(key, f"must be a number of {units}, not {type_name(value)}")
         return None
-    try:
-        number = float(value)
-    except OverflowError:
-        number = math.inf
-    if not math.isfinite(number) or number <= 0:
+    number = _as_float(value)
+    if math.isnan(number) or number <= 0:
         e.problem(key, f"must be a positive, finite number of {units}")
+        return None
+    if math.isinf(number):
+        e.problem(key, f"is more than {MAX_TIMEOUT:g} seconds: check the unit ({units})")
         return None
     seconds = number / 1000 if unit == "ms" else number
     if unit == "bare" and number > BARE_TIMEOUT_SECONDS_MAX:
         seconds = number / 1000
         e.warn(key, f"more than {BARE_TIMEOUT_SECONDS_MAX:g}: read as milliseconds")
+    if seconds == 0:  # 5e-324 ms is positive, but as seconds it is below every float
+        e.problem(key, f"must be a positive, finite number of {units}")
+        return None
     if seconds > MAX_TIMEOUT:
         e.problem(key, f"is more than {MAX_TIMEOUT:g} seconds: check the unit ({units})")
         return None
@@ -420,7 +464,8 @@ def _h_description(e: _Entry, key: str, value: Any) -> None:
 
 
 def _h_exposure(e: _Entry, key: str, value: Any) -> None:
-    if value not in _EXPOSURES:
+    # The type first: a list or an object is no set member (``in`` would raise TypeError).
+    if not isinstance(value, str) or value not in _EXPOSURES:
         e.problem(key, f"must be one of {', '.join(sorted(_EXPOSURES))}")
     else:
         e.raw[key] = value
@@ -445,17 +490,33 @@ def _h_restart(e: _Entry, key: str, value: Any) -> None:
             e.warn(where, "is not a restartPolicy key: dropped")
             continue
         name, millis = _RESTART_KEYS[sub]
-        if isinstance(item, bool) or not isinstance(item, (int, float)) \
-                or not math.isfinite(item):
-            e.problem(where, f"must be a number, not {type_name(item)}")
+        if not _is_number(item) or math.isnan(number := _as_float(item)):
+            e.problem(where, "must be a finite number" if _is_number(item)
+                      else f"must be a number, not {type_name(item)}")
             ok = False
             continue
-        if name == "max_attempts" and not float(item).is_integer():
-            e.problem(where, "must be a whole number")
+        if name == "max_attempts":
+            if isinstance(item, float) and not item.is_integer():
+                e.problem(where, "must be a whole number")
+                ok = False
+                continue
+            # any integer: RestartPolicy refuses < 1; a huge one means "never give up"
+            kwargs[name] = int(item)
+            continue
+        if not millis:  # the multiplier, a factor
+            if not math.isfinite(number):
+                e.problem(where, "must be a finite number")
+                ok = False
+                continue
+            kwargs[name] = number
+            continue
+        seconds = number / 1000
+        if not seconds <= MAX_TIMEOUT:
+            e.problem(where, f"is more than {MAX_TIMEOUT:g} seconds: check the unit "
+                             "(milliseconds)")
             ok = False
             continue
-        kwargs[name] = int(item) if name == "max_attempts" else \
-            (item / 1000 if millis else float(item))
+        kwargs[name] = seconds
     if not ok:
         return
     try:
@@ -467,7 +528,10 @@ def _h_restart(e: _Entry, key: str, value: Any) -> None:
 def _h_env_vars(e: _Entry, key: str, value: Any) -> None:
     names = _names(e, key, value)
     if names is not None:
-        e.env_vars = names
+        unique = tuple(dict.fromkeys(names))
+        if len(unique) < len(names):
+            e.warn(key, "names a variable more than once: forwarded once")
+        e.env_vars = unique
 
 
 def _h_bearer(e: _Entry, key: str, value: Any) -> None:
@@ -555,6 +619,13 @@ def _transport(e: _Entry) -> Transport | None:
             e.problem(e.command_key, "is blank")
             return None
         return "stdio"
+    if e.args:
+        # No dialect has arguments beside a URL (host-notes 3.1): they would be lost (a
+        # URL server runs no command), so the entry is refused, not silently trimmed.
+        # An empty list says nothing and is accepted.
+        e.problem(e.args_key, f"a URL server ({e.url_key!r}) takes no arguments: remove "
+                              "them, or start the server from a command")
+        return None
     if e.url is not None:
         if not e.url.value.strip():
             e.problem(e.url_key, "is blank")
@@ -648,14 +719,14 @@ def parse_entry(name: str, entry: Mapping[str, Any], ctx: Ctx) -> ServerSpec | N
     for key, value in entry.items():
         kind = table.get(key) if isinstance(key, str) else None
         if kind is None:
-            e.raw[str(key)] = copy.deepcopy(value)
+            e.raw[str(key)] = plain_copy(value)
         else:
             _HANDLERS[kind](e, key, value)
     if e.extension:
         # Started by a Zed extension, not by us: kept whole, written back unchanged.
         del ctx.problems[before:]
         e.warn("source", "is managed by a Zed extension: kept as written, not started")
-        return ServerSpec(name=name, enabled=False, raw=copy.deepcopy(dict(entry)))
+        return ServerSpec(name=name, enabled=False, raw=plain_copy(dict(entry)))
     transport = _transport(e)
     _merge_env_file(e)
     _forward(e)

@@ -19,6 +19,10 @@ append to the conversation.  Rules (host-notes 2.1, 2.2, 9.1; issue 11):
 - ``structuredContent`` is included once: as a JSON text item after the content (for Gemini,
   as the JSON value of the response), and not at all as text when a text block already holds
   JSON equal to it (parsed and compared by value and JSON type, so ``true`` is not ``1``).
+  Its JSON text is complete at any depth (written without recursion when ``json.dumps``
+  cannot: the core decodes values nested nearly to Python's recursion limit); Gemini gets it
+  as a value only when it is plain JSON nested at most :data:`GEMINI_MAX_VALUE_DEPTH`
+  levels, else as its JSON text, so every message is JSON.
 - ``isError``: Anthropic ``is_error``; Gemini puts the result under ``"error"`` instead of
   ``"output"`` (the ``FunctionResponse.response`` convention).  OpenAI Chat and Responses have
   no error flag: the text is left exactly as the server sent it, nothing is prefixed, and the
@@ -38,6 +42,7 @@ tool *schemas* are written; results are formatted exactly like their base provid
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -67,6 +72,7 @@ __all__ = [
     "CONTENT_TARGETS",
     "GEMINI_INLINE_TYPES",
     "GEMINI_MAX_INLINE_BYTES",
+    "GEMINI_MAX_VALUE_DEPTH",
     "MAX_UNKNOWN_BLOCK_JSON",
     "OPENAI_FILE_TYPES",
     "OPENAI_IMAGE_TYPES",
@@ -151,6 +157,14 @@ GEMINI_INLINE_TYPES = frozenset({
 #: Inline data must keep the whole request under 20 MB (larger media go through the Files
 #: API, which is I/O and the host's business); counted as base64 text.
 GEMINI_MAX_INLINE_BYTES = 20 * _MiB
+#: Containers nested in a ``structuredContent`` that Gemini gets as a JSON value; a deeper one
+#: goes as its JSON text instead (a string has no nesting), with a note.  Google's protobuf
+#: JSON parsers stop at 100 nested messages by default, each JSON level of a ``Struct`` value
+#: costs two (a ``Value``, then a ``Struct`` or ``ListValue``) and the response sits four
+#: messages deep in the request, so about 48 levels fit; 40 leaves a margin (not measured
+#: against the API).  It also keeps the host's own ``json.dumps`` of the request far from
+#: Python's recursion limit, which the core's decoder nearly reaches (about 975 levels).
+GEMINI_MAX_VALUE_DEPTH = 40
 
 # -- all --------------------------------------------------------------------------------------
 
@@ -426,11 +440,8 @@ def _as_placeholder(block: ContentBlock, b: _Builder) -> None:
 
 def _unknown_as_text(block: ContentBlock, b: _Builder) -> None:
     assert isinstance(block, UnknownContent)
-    try:
-        dumped = json.dumps(block.raw, ensure_ascii=False, default=str)
-    except (ValueError, RecursionError):  # a circular or too deep mapping built by hand
-        dumped = ""
-    if dumped and len(dumped) <= MAX_UNKNOWN_BLOCK_JSON:
+    dumped = _json_text(block.raw)
+    if len(dumped) <= MAX_UNKNOWN_BLOCK_JSON:
         b.text(f"[{block.type} content]\n{dumped}")
     else:
         b.text(f"[{block.type} content, {len(dumped)} characters of JSON]")
@@ -575,11 +586,124 @@ def _duplicate_index(result: CallToolResult) -> int | None:
     return None
 
 
-def _structured_text(value: Any) -> str:
+#: What :func:`_json_text` writes for a value it cannot write as itself: a container met
+#: again inside itself (a structure built by hand), an object whose ``str()`` fails, an
+#: integer too long for ``int``'s string conversion limit.
+_CIRCULAR = "[circular reference]"
+_UNPRINTABLE = "[value that cannot be written]"
+
+
+def _json_text(value: Any) -> str:
+    """``value`` as JSON text, whatever it holds; never raises.
+
+    ``json.dumps`` (``ensure_ascii=False``, anything else as its ``str()``) when it can;
+    when it cannot (nesting deeper than the interpreter's recursion limit, which the core's
+    decoder nearly reaches; a circular structure; a key that is not a string or a scalar),
+    the same text written without recursion (:func:`_json_text_iterative`)."""
     try:
         return json.dumps(value, ensure_ascii=False, default=str)
-    except (ValueError, RecursionError):
-        return repr(value)
+    except Exception:  # RecursionError; ValueError (circular); TypeError (a key); or
+        return _json_text_iterative(value)  # anything an object's own __str__ raises
+
+
+def _scalar_text(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (ValueError, TypeError):  # an int over the conversion limit, an odd subclass
+        return json.dumps(_UNPRINTABLE)
+
+
+def _str_text(value: Any) -> str:
+    try:
+        text = str(value)
+    except Exception:  # an object's own __str__ may raise anything
+        text = _UNPRINTABLE
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _key_text(key: Any) -> str:
+    """A key the way ``json.dumps`` writes it (scalars as their JSON text), others by
+    ``str()``."""
+    if isinstance(key, str):
+        return json.dumps(key, ensure_ascii=False)
+    if key is None or isinstance(key, (bool, int, float)):
+        text = _scalar_text(key)
+        return text if text.startswith('"') else json.dumps(text)
+    return _str_text(key)
+
+
+def _json_text_iterative(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, default=str)`` written with an explicit stack:
+    any depth, linear in the size; a container inside itself is written as the string
+    ``"[circular reference]"``."""
+    out: list[str] = []
+    inside: set[int] = set()  # the containers being written (the current path)
+    # (0, text): write text; (1, value): write value; (2, id): leave that container
+    todo: list[tuple[int, Any]] = [(1, value)]
+    while todo:
+        op, item = todo.pop()
+        if op == 0:
+            out.append(item)
+        elif op == 2:
+            inside.discard(item)
+        elif isinstance(item, (dict, list, tuple)):
+            if id(item) in inside:
+                out.append(json.dumps(_CIRCULAR))
+                continue
+            inside.add(id(item))
+            todo.append((2, id(item)))
+            if isinstance(item, dict):
+                todo.append((0, "}"))
+                pairs = list(item.items())
+                for i in range(len(pairs) - 1, -1, -1):
+                    todo.append((1, pairs[i][1]))
+                    todo.append((0, _key_text(pairs[i][0]) + ": "))
+                    if i:
+                        todo.append((0, ", "))
+                todo.append((0, "{"))
+            else:
+                todo.append((0, "]"))
+                for i in range(len(item) - 1, -1, -1):
+                    todo.append((1, item[i]))
+                    if i:
+                        todo.append((0, ", "))
+                todo.append((0, "["))
+        elif item is None or isinstance(item, (str, bool, int, float)):
+            out.append(_scalar_text(item))
+        else:
+            out.append(_str_text(item))
+    return "".join(out)
+
+
+#: The largest magnitude a JSON number in a Gemini ``Struct`` can have: its numbers are
+#: doubles.
+_DOUBLE_LIMIT = 2 ** 1024
+
+
+def _gemini_value(value: Any) -> bool:
+    """Whether ``value`` can go to Gemini as a JSON value: nested at most
+    :data:`GEMINI_MAX_VALUE_DEPTH` containers (a circular structure never is), string keys,
+    finite numbers that fit a double, nothing but JSON.  Looked at without recursion."""
+    todo: list[tuple[Any, int]] = [(value, 0)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict):
+            if depth >= GEMINI_MAX_VALUE_DEPTH or not all(isinstance(k, str) for k in item):
+                return False
+            todo.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            if depth >= GEMINI_MAX_VALUE_DEPTH:
+                return False
+            todo.extend((v, depth + 1) for v in item)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        elif isinstance(item, int) and not isinstance(item, bool):
+            if not -_DOUBLE_LIMIT < item < _DOUBLE_LIMIT:
+                return False
+        elif not (item is None or isinstance(item, (str, bool))):
+            return False
+    return True
 
 
 # -- finishing: pieces -> the provider's value ------------------------------------------------
@@ -618,9 +742,14 @@ def _finish_responses(b: _Builder, result: CallToolResult) -> Any:
 def _finish_gemini(b: _Builder, result: CallToolResult) -> Any:
     key = "error" if result.is_error else "output"
     text = "\n".join(p for p in b.pieces if isinstance(p, str))
-    if result.structured_content is None:
+    value = result.structured_content
+    if value is None:
         return {key: text}
-    response: dict[str, Any] = {key: result.structured_content}
+    if not _gemini_value(value):
+        value = _json_text(value)
+        b.notes.append(f"structuredContent nested deeper than {GEMINI_MAX_VALUE_DEPTH} levels, "
+                       "or not plain JSON, sent as its JSON text")
+    response: dict[str, Any] = {key: value}
     if text:
         response["text"] = text
     return response
@@ -728,7 +857,7 @@ def to_provider_content(result: CallToolResult, target: str, *,
             continue
         table[_kind(block)](block, b)
     if result.structured_content is not None and dup is None and not as_value:
-        b.text(_structured_text(result.structured_content))
+        b.text(_json_text(result.structured_content))
         b.notes.append("structuredContent added as JSON text")
     return ProviderContent(
         target=target,

@@ -4,7 +4,14 @@ Rules:
 
 - JSON with a 2-space indent and a trailing newline; TOML for Codex (:mod:`._toml`).
 - Each entry is written with the target's keys (``_config.KEY_TABLES``, in table order),
-  then its ``raw`` keys unchanged.  The root keys in ``extra`` are written back when the
+  then its ``raw`` keys unchanged, except a ``raw`` key the target reads itself: the source
+  kept it unread, so its value was never checked and the target would read it as its own
+  (a Zed ``source``, a ``type``, an rpi ``exposure``).  Such a key is not written, with a
+  warning naming server and key (``not written: zed writes its own source`` when the target
+  writes that key itself, else ``zed reads this key, generic did not ...``); it cannot be
+  kept beside the target's own key, so a conversion there and back loses it, and says so.
+  rpi's ``exposure`` (kept in ``raw``, checked by rpi) is written only from an rpi config.
+  The root keys in ``extra`` are written back when the
   target is the config's own dialect; on conversion they are dropped with a warning (a Zed
   settings file or ``~/.claude.json`` is not another host's config).
 - Fields that held a variable are written from ``templates``, never from their expanded
@@ -16,9 +23,21 @@ Rules:
   where the dialect has only Streamable HTTP (written as HTTP), a URL server in a stdio-only
   dialect (the server is left out), a field without a key (timeouts, filters ...), an
   ``envFile`` (its variables are left out: they are file contents), a ``raw`` key the
-  target gives another meaning (dropped), a ``null`` in TOML (dropped).
-- Milliseconds are written as whole numbers when the value is a whole number of them, so
-  ``parse_config(dump_config(c)) == c`` holds exactly at millisecond granularity.
+  target reads or gives another meaning (dropped), a value the output format cannot hold (dropped,
+  the rest is written): in TOML a ``null``, an integer beyond 64 bits or a time of day with
+  a UTC offset; in JSON NaN, infinity or an integer too long for Python to write; in both a
+  string or key holding a surrogate code point (``parse_config`` refuses those, so only a
+  config built in code has one) and a value of a type neither format has.  A TOML date or
+  time (from Codex) is written to JSON as its ISO text, with a warning: it reads back as a
+  string.
+- Milliseconds are written as the number that reads back as exactly the same seconds (a
+  whole number when the value is a whole number of them), so
+  ``parse_config(dump_config(c)) == c`` holds exactly for every timeout and delay a
+  millisecond dialect parsed.  A value converted from a seconds dialect may have no such
+  number (about 2% of fractions that are no whole number of milliseconds): the nearest is
+  written, one unit in the last place away.
+- Warnings never hold a surrogate code point (escaped as ``\\udXXX``), so they can be
+  printed to any UTF-8 stream.
 """
 
 from __future__ import annotations
@@ -26,6 +45,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -34,7 +54,7 @@ from ._config import BARE_TIMEOUT_SECONDS_MAX, KEY_TABLES, ROOT_KEYS, gemini_ena
 from ._expand import Part, Var, render_var, tokenize
 from ._restart import RestartPolicy
 from ._spec import DIALECTS, Dialect, HostConfig, ServerSpec
-from ._toml import dumps_toml
+from ._toml import dumps_toml, scalar_problem
 
 __all__ = ["dump_config", "dump_config_with_warnings"]
 
@@ -58,6 +78,11 @@ _FOREIGN_KEYS: dict[Dialect, frozenset[str]] = {
     "adk": frozenset({"lifecycle", "taskConfig"}),
 }
 
+#: Kinds whose value the spec keeps in ``raw`` (no ServerSpec field models it) -> the dialect
+#: whose parse checked it: written from ``raw`` only when that dialect is the source; the
+#: same key kept unread by another dialect is not carried (module docstring).
+_RAW_KINDS: dict[str, Dialect] = {"exposure": "rpi"}
+
 #: The ServerSpec fields each kind of key writes (for "the target cannot say X").
 _KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "env": ("env",), "env_vars": ("env",), "cwd": ("cwd",), "headers": ("headers",),
@@ -76,6 +101,10 @@ _DEFAULTS.update({"env": {}, "headers": {}, "exclude_tools": (), "auto_approve":
 
 _ABSENT: Any = object()
 
+#: A UTF-16 surrogate code point: a Python string may hold one, UTF-8 text cannot.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_DATES = (datetime.datetime, datetime.date, datetime.time)
+
 
 def _said(dialect: Dialect) -> frozenset[str]:
     return frozenset(f for _, kind in KEY_TABLES[dialect] for f in _KIND_FIELDS.get(kind, ()))
@@ -89,14 +118,32 @@ _ENV_FILE_DIALECTS: frozenset[Dialect] = frozenset(
 
 
 def _number(value: float) -> int | float:
-    return int(value) if float(value).is_integer() else value
+    if isinstance(value, int):
+        return value
+    return int(value) if value.is_integer() else value
+
+
+#: Floats tried on each side of ``seconds * 1000`` for one that reads back exactly: the
+#: product is within one unit in the last place of such a number whenever one exists.
+_MS_NEIGHBOURS = 2
 
 
 def _ms(seconds: float) -> int | float:
-    """``seconds`` in milliseconds, a whole number when it is one (to float precision)."""
+    """``seconds`` in milliseconds: the number ``m`` for which ``m / 1000`` (what the parser
+    computes) is ``seconds`` again, a whole number when one is; else the nearest float."""
     millis = seconds * 1000
+    if not math.isfinite(millis):
+        return millis
     whole = round(millis)
-    return whole if abs(millis - whole) <= 1e-6 * max(1.0, abs(millis)) else millis
+    if float(whole) / 1000 == seconds:
+        return whole
+    for direction in (math.inf, -math.inf):
+        candidate = millis
+        for _ in range(_MS_NEIGHBOURS + 1):
+            if candidate / 1000 == seconds:
+                return candidate
+            candidate = math.nextafter(candidate, direction)
+    return millis
 
 
 def _env_var(parts: tuple[Part, ...]) -> str | None:
@@ -208,6 +255,11 @@ def _render(out: _Out) -> None:
             if dst == "codex" and p is not None and _codex_forward(out, group, str(name), p):
                 continue
             target[str(name)] = out.render(f"{group}.{name}", values.get(str(name)), p)
+    if out.env_vars:
+        # the order as written (a variable left unset under on_missing="keep" is in no env
+        # value, so the loop above meets it last); names from other dialects follow
+        written = {n: i for i, n in enumerate(spec.templates.get("env_vars") or ())}
+        out.env_vars.sort(key=lambda n: written.get(n, len(written)))
     if spec.url is not None:
         out.url = out.render("url", spec.url, parts.get(("url", "")))
     if spec.cwd is not None:
@@ -288,6 +340,14 @@ def _w_restart(out: _Out) -> Any:
             "maxRestartAttempts": policy.max_attempts}
 
 
+def _w_exposure(out: _Out) -> Any:
+    """rpi's ``exposure``, kept in ``raw``: written only from an rpi config, which checked it
+    (another dialect's ``exposure`` is an unread key: :func:`_entry` warns and drops it)."""
+    if out.src != _RAW_KINDS["exposure"]:
+        return _ABSENT
+    return out.spec.raw.get("exposure", _ABSENT)
+
+
 def _opt(value: Any) -> Any:
     return _ABSENT if value is None or value in ((), {}, []) else value
 
@@ -319,7 +379,7 @@ _WRITERS: dict[str, Callable[[_Out], Any]] = {
     "trust": _w_trust,
     "required": lambda o: True if o.spec.required else _ABSENT,
     "description": lambda o: _opt(o.spec.description),
-    "exposure": lambda o: o.spec.raw.get("exposure", _ABSENT),
+    "exposure": _w_exposure,
     "restart": _w_restart,
     "env_vars": lambda o: _opt(o.env_vars),
     "bearer": lambda o: _opt(o.bearer),
@@ -341,6 +401,8 @@ def _unsaid(out: _Out, extra: Mapping[str, Any], same: bool) -> None:
         out.warn(name, f"{dst} has no key for it: not written")
     if spec.transport == "sse" and dst not in _SAYS_SSE:
         out.warn("url", f"{dst} cannot say SSE: written as a Streamable HTTP URL")
+    if spec.transport != "stdio" and spec.command:  # only a spec built in code has both
+        out.warn("command", "a URL server runs no command: not written")
 
 
 def _entry(spec: ServerSpec, src: Dialect, dst: Dialect, extra: Mapping[str, Any],
@@ -365,37 +427,76 @@ def _entry(spec: ServerSpec, src: Dialect, dst: Dialect, extra: Mapping[str, Any
     _unsaid(out, extra, src == dst)
     table = dict(KEY_TABLES[dst])
     for key, value in spec.raw.items():
-        if key in entry:
+        read_as = table.get(key)
+        if read_as is not None and _RAW_KINDS.get(read_as) == src:
+            continue  # its writer wrote it from raw (rpi's exposure, checked by rpi)
+        if read_as is not None:
+            # a key the source kept unread, and the target reads: never carried blindly
+            if key in entry:
+                out.warn(key, f"not written: {dst} writes its own {key}")
+            else:
+                out.warn(key, f"{dst} reads this key, {src} did not (its value was never "
+                              "checked): not written")
             continue
-        if key in table or (src != dst and key in _FOREIGN_KEYS.get(dst, ())):
+        if src != dst and key in _FOREIGN_KEYS.get(dst, ()):
             out.warn(key, f"means something else in {dst}: not written")
             continue
         entry[key] = value
     return entry
 
 
+def _json_problem(value: object) -> str | None:
+    """Why the scalar ``value`` has no JSON form, or None (dates have one: their ISO text)."""
+    if value is None or isinstance(value, (bool, *_DATES)):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else "JSON has no NaN or infinity"
+    if isinstance(value, int):
+        try:
+            str(value)  # Python's limit on digits (sys.get_int_max_str_digits)
+        except ValueError:
+            return "the integer has too many digits to write"
+        return None
+    if isinstance(value, str):
+        return "text cannot hold a surrogate code point" if _SURROGATE.search(value) else None
+    return f"{type(value).__name__} has no JSON form"
+
+
 def _plain(value: Any, where: str, toml: bool, warnings: list[str]) -> Any:
-    """``value`` with only what the output format holds (tuples as lists; no ``None`` in
-    TOML; dates as text and no NaN/infinity in JSON)."""
+    """``value`` with only what the output format holds (tuples as lists, dates as text in
+    JSON), each value or key it cannot hold left out with a warning (module docstring)."""
+    problem_of = scalar_problem if toml else _json_problem
     if isinstance(value, Mapping):
         out = {}
         for k, v in value.items():
-            item = _plain(v, f"{where}.{k}".lstrip("."), toml, warnings)
+            key = str(k)
+            here = f"{where}.{key}" if where else key
+            problem = problem_of(key)
+            if problem:
+                warnings.append(f"{here}: the key: {problem}: not written")
+                continue
+            item = _plain(v, here, toml, warnings)
             if item is not _ABSENT:
-                out[str(k)] = item
+                out[key] = item
         return out
     if isinstance(value, (list, tuple)):
         items = [_plain(v, f"{where}[{i}]", toml, warnings) for i, v in enumerate(value)]
         return [v for v in items if v is not _ABSENT]
-    if value is None and toml:
-        warnings.append(f"{where}: TOML has no null: not written")
+    problem = problem_of(value)
+    if problem:
+        warnings.append(f"{where}: {problem}: not written")
         return _ABSENT
-    if not toml and isinstance(value, float) and not math.isfinite(value):
-        warnings.append(f"{where}: JSON has no NaN or infinity: not written")
-        return _ABSENT
-    if not toml and isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+    if not toml and isinstance(value, _DATES):
+        # JSON has no dates: the text reads back as a string, so converting back to TOML
+        # would not give the date again
+        warnings.append(f"{where}: JSON has no dates or times: written as ISO text")
         return value.isoformat()
     return value
+
+
+def _printable(warning: str) -> str:
+    """``warning`` with each surrogate code point (from a name built in code) escaped."""
+    return warning.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def dump_config_with_warnings(config: HostConfig,
@@ -403,6 +504,8 @@ def dump_config_with_warnings(config: HostConfig,
     """``config`` as the text of a ``dialect`` file (default: its own dialect) and the
     warnings about what that dialect cannot say (rules in the module docstring).  The
     warnings name servers, fields and variables, never a value: show them to the user.
+    What the dialect or its format cannot hold is always a warning and the rest is written,
+    so the text is valid UTF-8 JSON or TOML for any config ``parse_config`` returned.
     ``ValueError`` for an unknown dialect."""
     dst = config.dialect if dialect is None else dialect
     if dst not in DIALECTS:
@@ -424,9 +527,10 @@ def dump_config_with_warnings(config: HostConfig,
     root[ROOT_KEYS[target]] = servers
     toml = target == "codex"
     plain = _plain(root, "", toml, warnings)
+    shown = tuple(_printable(w) for w in warnings)
     if toml:
-        return dumps_toml(plain), tuple(warnings)
-    return json.dumps(plain, indent=2, ensure_ascii=False) + "\n", tuple(warnings)
+        return dumps_toml(plain), shown
+    return json.dumps(plain, indent=2, ensure_ascii=False) + "\n", shown
 
 
 def dump_config(config: HostConfig, dialect: str | None = None) -> str:

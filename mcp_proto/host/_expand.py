@@ -264,7 +264,9 @@ class Expander:
 
 # -- .env files -------------------------------------------------------------------------------
 
-_DOTENV_LINE = re.compile(r"\s*(?:export\s+)?(?P<key>" + _IDENT + r")\s*=\s*(?P<value>.*?)\s*\Z")
+#: One stripped line.  The value is greedy: a lazy value before ``\s*\Z`` rescans every run
+#: of blanks inside it, quadratic in its length (a 1 MiB line would take hours).
+_DOTENV_LINE = re.compile(r"(?:export\s+)?(?P<key>" + _IDENT + r")\s*=\s*(?P<value>.*)\Z")
 _DOUBLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "$": "$"}
 
 
@@ -308,7 +310,7 @@ def dotenv_entries(text: str) -> tuple[dict[str, str], tuple[str, ...]]:
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        m = _DOTENV_LINE.match(line)
+        m = _DOTENV_LINE.match(stripped)
         value = _unquote(m["value"]) if m else None
         if m is None or value is None:
             bad.append(f"line {number} is not KEY=VALUE")

@@ -9,12 +9,22 @@ Rules:
 - The source schema is never changed: every output node is a new object.
 - Every lossy step is a :class:`Note` whose ``path`` is a JSON pointer into the *source*
   schema; a constraint that a target cannot say is moved into the ``description`` where that
-  helps the model ("minLength: 3").  Nothing is invented: a node with no type stays typeless.
-- Work is bounded whatever the input: the input's nesting is checked first (``max_depth``),
-  every output node costs one unit of ``budget`` (so a ``$ref`` fan-out cannot expand
-  exponentially), recursion through ``$ref`` is unfolded ``ref_unfold`` times and then
-  described.  Over a bound is a :class:`SchemaError` for that one tool, never a hang (and
-  never a RecursionError or OverflowError: those are turned into a SchemaError too).
+  helps the model ("minLength: 3").  Nothing is invented: a node with no type stays
+  typeless, except the items of a ``gemini-openapi`` array (Gemini refuses an array whose
+  items have no type: they are declared strings, which the source accepts, and said so).
+- Two schemas that both apply (``$ref`` and its siblings, ``allOf`` entries) are merged as
+  their intersection: the larger minimum and the smaller maximum (lengths, counts, exclusive
+  bounds alike), the common types and enum values, the union of ``required``; what one
+  schema cannot say is kept from one side with the other said or noted, never dropped
+  silently, and an intersection no value satisfies is an ``unsatisfiable`` note.
+- Work is bounded whatever the input: the input's nesting is checked first, and the
+  output's last (``max_depth`` bounds both); every output node costs one unit of
+  ``budget``, a ``$ref`` conversion reused elsewhere costs all its nodes again, charged
+  before it is copied (so a ``$ref`` fan-out trips the budget after converting each site
+  once, instead of expanding exponentially); recursion through ``$ref`` is unfolded
+  ``ref_unfold`` times and then described.  Over a bound is a :class:`SchemaError` for that
+  one tool, never a hang (and never a RecursionError or OverflowError: those are turned
+  into a SchemaError too).
 - Transformations are tables (keyword -> action, per target); the code does what the table
   says.  A keyword no table knows is removed (with a note) where the target has a whitelist.
 
@@ -36,14 +46,16 @@ Targets (:data:`SCHEMA_TARGETS`):
     The root must be an object; top-level ``anyOf``/``oneOf``/``allOf`` (which the Messages
     API refuses) are folded into the root: an ``allOf`` merged, the alternatives' properties
     hoisted as optional properties and the alternatives said in the description, so no
-    parameter is lost.  Everything else is kept.
+    parameter is lost (a property in several ``allOf`` entries gets one flat ``allOf`` of its
+    distinct schemas).  Everything else is kept.
 ``gemini``
     The ``parametersJsonSchema`` channel: minimal, like ``openai``.
 ``gemini-openapi``
     The ``parameters`` channel (an OpenAPI 3.0 subset): only Gemini ``Schema`` fields remain,
     ``$ref`` inlined, type arrays and ``null`` branches become ``nullable`` (a list of types
     becomes ``anyOf``, each type's keywords in its branch), non-string enums and unsupported
-    formats move to the description, numbers that do not fit a double are removed.
+    formats move to the description, numbers that do not fit a double are removed, and
+    every array has typed ``items``.
 
 Layout: this module holds :func:`normalize_schema` and the minimal targets;
 :mod:`._schema_base` the limits, the public types and the shared machinery (with the root
@@ -82,6 +94,7 @@ from ._schema_base import (
     _Ctx,
     _is_int,
     _minimal,
+    _nests_deeper,
 )
 from ._schema_gemini import _gemini_openapi
 from ._schema_strict import _openai_strict
@@ -137,7 +150,8 @@ def normalize_schema(schema: Mapping[str, Any], target: str, *,
 
     ``target`` is one of :data:`SCHEMA_TARGETS` (``ValueError`` otherwise; a bad limit is a
     ``ValueError`` too).  ``max_depth`` (at most :data:`MAX_DEPTH_LIMIT`) bounds the nesting
-    of the input and the output, ``budget`` the nodes the output may cost, ``ref_unfold`` how
+    of the input and of the output (containers, the root is level 1), ``budget`` the nodes
+    the output may cost (with every inlined ``$ref`` counted in full), ``ref_unfold`` how
     often a recursive ``$ref`` is inlined again on one path (``gemini-openapi``; after the
     first use, so 0 inlines a recursive definition once and then describes it).
 
@@ -159,9 +173,15 @@ def normalize_schema(schema: Mapping[str, Any], target: str, *,
     ctx = _Ctx(schema, target, max_depth, budget, ref_unfold)
     _check_input(schema, ctx)
     try:
-        return _CONVERTERS[_ALIASES.get(target, target)](schema, ctx)
+        result = _CONVERTERS[_ALIASES.get(target, target)](schema, ctx)
     except RecursionError:  # a backstop: every walk is bounded, but never crash the host
         raise SchemaError("", "the schema is nested too deeply to convert", target) from None
     except OverflowError:   # a backstop: a number too large to compare or convert
         raise SchemaError("", "the schema holds a number too large to convert",
                           target) from None
+    # the walks bound their own nesting, but merging and inlining may deepen the output: the
+    # documented bound is checked on what is returned
+    if _nests_deeper(result.schema, max_depth):
+        raise SchemaError("", f"the converted schema nests deeper than {max_depth} levels",
+                          target)
+    return result

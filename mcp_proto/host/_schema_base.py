@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import unquote
@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_REF_UNFOLD",
     "MAX_DEPTH_LIMIT",
     "GEMINI_FORMATS",
+    "GEMINI_MAX_COUNT",
     "GEMINI_SCHEMA_FIELDS",
     "MAX_DESCRIBED_CHARS",
     "MAX_FIX_DEPTH",
@@ -51,16 +52,20 @@ __all__ = [
     "_Path",
     "_REFUSE",
     "_ROOT_COMBINATORS",
+    "_canonical",
     "_check_input",
+    "_clone",
     "_deref_entry",
     "_describe_value",
+    "_intersect",
     "_is_finite_json",
     "_is_float",
     "_is_int",
     "_is_number",
     "_json_equal",
-    "_merge_pair",
     "_minimal",
+    "_nests_deeper",
+    "_note_merge",
     "_prepare_root",
     "_resolve",
     "_types_of",
@@ -86,7 +91,10 @@ DEFAULT_MAX_DEPTH = 64
 #: levels stay well inside Python's default recursion limit (1000), so a caller's setting can
 #: never turn into a RecursionError.
 MAX_DEPTH_LIMIT = 256
-#: Output nodes (objects and lists) one schema may cost, the bound openai-agents uses: a real
+#: Nodes (objects and lists) one schema may cost, the bound openai-agents uses: the input
+#: may hold at most this many, so may the output (counted exactly, every inlined ``$ref`` in
+#: full), and the conversion's work is charged to it as it goes (each node converted, a
+#: reused ``$ref`` conversion in full), so it may stop before the output reaches it.  A real
 #: schema costs a few hundred, an exponential ``$ref`` fan-out hits it within milliseconds.
 DEFAULT_BUDGET = 100_000
 #: Times a recursive ``$ref`` is inlined on one path before it is described instead
@@ -126,6 +134,11 @@ GEMINI_FORMATS: Mapping[str, frozenset[str]] = {
     "integer": frozenset({"int32", "int64"}),
     "number": frozenset({"float", "double"}),
 }
+#: The largest count (``minLength``, ``maxItems``, ``minProperties`` ...) Gemini's ``Schema``
+#: takes: those fields are int64, so the API refuses a larger one.  Such a count is removed
+#: with a note, as a ``minimum``/``maximum`` that does not fit a double is (for a maximum
+#: it bounds nothing a request can hold; the server still checks a minimum).
+GEMINI_MAX_COUNT: Final = 2**63 - 1
 
 #: A value said in a description ("minLength: 3") is cut to this many characters: the
 #: description is for the model, and a hostile schema must not blow it up.
@@ -155,6 +168,8 @@ NOTE_KINDS: tuple[str, ...] = (
     "untyped",                # a value with no type, left typeless
     "invalid-schema",         # a node that is not a schema (a list, a number ...), replaced
     "examples-to-example",    # examples -> its first item as example
+    "assumed-type",           # a type Gemini requires where the source has none (array items)
+    "unsatisfiable",          # merged constraints that no value satisfies (min > max ...)
 )
 
 # -- public types ------------------------------------------------------------------------------
@@ -436,29 +451,253 @@ def _resolve(root: Mapping[str, Any], ref: Any) -> tuple[Any, _Path] | None:
     return node, tuple(path)
 
 
-def _merge_pair(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any] | None:
-    """``base`` and ``over`` as one schema accepting their intersection, or None.
+#: Bounds whose intersection is the larger value (lower bounds) or the smaller (upper
+#: bounds): two schemas' bounds together are the tighter one of each (2020-12: the keywords
+#: of an ``allOf`` or of ``$ref`` siblings all apply).  ``minContains``/``maxContains`` are
+#: not here: they speak of their own ``contains``.
+_LOWER_BOUNDS: Final = frozenset({"minimum", "exclusiveMinimum", "minLength", "minItems",
+                                  "minProperties"})
+_UPPER_BOUNDS: Final = frozenset({"maximum", "exclusiveMaximum", "maxLength", "maxItems",
+                                  "maxProperties"})
+_COUNT_BOUNDS: Final = frozenset({"minLength", "maxLength", "minItems", "maxItems",
+                                  "minProperties", "maxProperties"})
+#: (lower, upper, exclusive): no value satisfies a schema whose lower bound is above its upper
+#: bound (or equal to it, when either is exclusive).
+_BOUND_PAIRS: Final = (
+    ("minimum", "maximum", False), ("exclusiveMinimum", "maximum", True),
+    ("minimum", "exclusiveMaximum", True), ("exclusiveMinimum", "exclusiveMaximum", True),
+    ("minLength", "maxLength", False), ("minItems", "maxItems", False),
+    ("minProperties", "maxProperties", False),
+)
+#: Two enums are intersected by comparing every pair of values when one holds a container
+#: (scalars are hashed); past this many comparisons the enums are a conflict instead (a
+#: hostile pair of large enums must not cost n*m).
+_MAX_ENUM_COMPARISONS: Final = 10_000
+
+
+@dataclass(slots=True)
+class _Merge:
+    """Two schemas as one (:func:`_intersect`): ``merged``; ``tightened``, the keywords whose
+    value is the intersection of both sides' (the larger minimum ...); ``conflicts``, the
+    keywords of ``over`` that could not be said beside ``base``'s (``base``'s value kept);
+    ``empty``, why no value satisfies the merged schema (said by the caller)."""
+
+    merged: dict[str, Any]
+    tightened: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
+
+
+def _bound_value(key: str, value: Any) -> bool:
+    return _is_int(value) and value >= 0 if key in _COUNT_BOUNDS else _is_number(value)
+
+
+def _meet_types(a: Any, b: Any) -> list[str] | None:
+    """The types both ``type`` values allow (an integer is a number); None when either is not
+    a valid ``type``."""
+    ta, tb = _types_of({"type": a}), _types_of({"type": b})
+    if ta is None or tb is None:
+        return None
+    out = [t if t in tb else "integer" for t in ta
+           if t in tb or (t == "number" and "integer" in tb)
+           or (t == "integer" and "number" in tb)]
+    return list(dict.fromkeys(out))
+
+
+def _scalar_key(value: Any) -> tuple[str, Any] | None:
+    """A hashable key equal for JSON-equal scalars (numbers by value, ``true`` is not ``1``);
+    None for a container."""
+    if value is None or isinstance(value, (bool, str)):
+        return (type(value).__name__, value)
+    if _is_number(value):
+        return ("number", value)
+    return None
+
+
+def _meet_enums(a: list[Any], b: list[Any]) -> list[Any] | None:
+    """The values in both enums, in ``a``'s order; None when comparing them costs too much."""
+    keys_b = [_scalar_key(v) for v in b]
+    if all(k is not None for k in keys_b) and all(_scalar_key(v) is not None for v in a):
+        wanted = set(keys_b)
+        return [v for v in a if _scalar_key(v) in wanted]
+    if len(a) * len(b) > _MAX_ENUM_COMPARISONS:
+        return None
+    return [v for v in a if any(_json_equal(v, w) for w in b)]
+
+
+def _unite(a: Sequence[Any], b: Sequence[Any]) -> list[Any]:
+    """Two ``required`` lists as one: names once each, in order; an entry that is not a name
+    (junk) is kept as it is, for the target's own check to remove with a note."""
+    out: list[Any] = []
+    names: set[str] = set()
+    for entry in (*a, *b):
+        if isinstance(entry, str):
+            if entry in names:
+                continue
+            names.add(entry)
+        out.append(entry)
+    return out
+
+
+def _meet(key: str, a: Any, b: Any, base: Mapping[str, Any], over: Mapping[str, Any]
+          ) -> tuple[bool, Any]:
+    """(True, value) when keyword ``key``'s values ``a`` (of ``base``) and ``b`` (of ``over``)
+    can be said as one value accepting what both accept; (False, None) otherwise."""
+    if key in _LOWER_BOUNDS or key in _UPPER_BOUNDS:
+        if not (_bound_value(key, a) and _bound_value(key, b)):
+            return False, None  # a draft-4 boolean exclusive bound, or junk
+        if key in ("minimum", "maximum"):
+            partner = "exclusiveMinimum" if key == "minimum" else "exclusiveMaximum"
+            if isinstance(base.get(partner), bool) or isinstance(over.get(partner), bool):
+                return False, None  # draft 4: the boolean changes what the bound means
+        return True, max(a, b) if key in _LOWER_BOUNDS else min(a, b)
+    if key == "type":
+        types = _meet_types(a, b)
+        if types is None:
+            return False, None
+        return True, types[0] if len(types) == 1 else types
+    if key == "enum" and isinstance(a, list) and isinstance(b, list):
+        values = _meet_enums(a, b)
+        return (values is not None), values
+    if key == "required" and isinstance(a, list) and isinstance(b, list):
+        return True, _unite(a, b)
+    if key == "uniqueItems" and isinstance(a, bool) and isinstance(b, bool):
+        return True, a or b
+    if key == "multipleOf" and _is_int(a) and _is_int(b) and a > 0 and b > 0:
+        both = math.lcm(a, b)  # kept to what a double holds: it is written out as JSON
+        return (both <= _FLOAT_MAX), (both if both <= _FLOAT_MAX else None)
+    return False, None
+
+
+def _fits(value: Any, types: Sequence[str]) -> bool:
+    kind = _value_type(value) if not isinstance(value, (Mapping, list)) else \
+        "object" if isinstance(value, Mapping) else "array"
+    return kind in types or (kind == "integer" and "number" in types) or (
+        kind == "number" and "integer" in types and isinstance(value, float)
+        and value.is_integer())
+
+
+def _empty_reasons(node: Mapping[str, Any]) -> list[str]:
+    """Why no value satisfies ``node`` on its own keywords (bounds crossed, a const outside
+    the enum or the type ...); [] when nothing says so."""
+    out: list[str] = []
+    for low, high, exclusive in _BOUND_PAIRS:
+        lo: Any = node.get(low)
+        hi: Any = node.get(high)
+        if _bound_value(low, lo) and _bound_value(high, hi) \
+                and (lo > hi or (exclusive and lo == hi)):
+            out.append(f"{low} {_describe_value(lo)} > {high} {_describe_value(hi)}"
+                       if lo > hi else f"{low} {_describe_value(lo)} = {high} "
+                       f"{_describe_value(hi)}")
+    types = _types_of(node)
+    enum = node.get("enum")
+    if "const" in node:
+        if isinstance(enum, list) and not any(_json_equal(node["const"], v) for v in enum):
+            out.append("const is not one of the enum values")
+        if types is not None and not _fits(node["const"], types):
+            out.append("const is not of the type")
+    if isinstance(enum, list):
+        if not enum:
+            out.append("enum has no value")
+        elif types is not None and not any(_fits(v, types) for v in enum):
+            out.append("no enum value is of the type")
+    return out
+
+
+def _intersect(base: Mapping[str, Any], over: Mapping[str, Any]) -> _Merge:
+    """``base`` and ``over`` as one schema accepting what both accept (their ``allOf``), as
+    far as one schema can say it.
 
     Keywords act independently except the adjacent groups (``properties`` with
-    ``additionalProperties`` ...), so keys are merged when they are disjoint, equal, or
-    annotations (``over``'s annotation wins: it is the more specific one); a group used on both
-    sides, or a differing constraint, cannot be merged.  ``required`` lists are united."""
+    ``additionalProperties`` ...).  A keyword on one side only is added (unless its group is
+    used by the other side: a conflict); on both sides, equal values stay, annotations take
+    ``over``'s (the more specific), bounds take the tighter one, ``type`` and ``enum`` their
+    common values, ``required`` the union, ``uniqueItems`` either, integer ``multipleOf``
+    the least common multiple; anything else differing is a conflict, ``base``'s value kept.
+    When the result accepts no value (``minimum`` 5 beside ``maximum`` 3, types or enums
+    without a common value), ``empty`` says why: the schema is still the intersection, and
+    the caller says so."""
     merged = dict(base)
+    result = _Merge(merged)
     for key, value in over.items():
         if key not in merged:
-            for group in _ADJACENT_GROUPS:
-                if key in group and any(k in base for k in group):
-                    return None
-            merged[key] = value
+            if any(key in group and any(k in base for k in group)
+                   for group in _ADJACENT_GROUPS):
+                result.conflicts.append(key)
+            else:
+                merged[key] = value
         elif key in _ANNOTATIONS:
             merged[key] = value
         elif _json_equal(merged[key], value):
             continue
-        elif key == "required" and isinstance(value, list) and isinstance(merged[key], list):
-            merged[key] = list(dict.fromkeys([*merged[key], *value]))
         else:
-            return None
-    return merged
+            ok, met = _meet(key, merged[key], value, base, over)
+            if not ok:
+                result.conflicts.append(key)
+                continue
+            merged[key] = met
+            if key not in ("required",):
+                result.tightened.append(key)
+            if key == "type" and not met:
+                merged[key] = base[key]  # no common type: said in ``empty``
+                result.empty.append(f"type {_describe_value(base[key])} and "
+                                    f"{_describe_value(value)} have no value in common")
+            elif key == "enum" and not met:
+                merged[key] = base[key]
+                result.empty.append("the two enums have no value in common")
+    if result.tightened or len(merged) > len(base):
+        before = set(_empty_reasons(base)) | set(_empty_reasons(over))
+        result.empty.extend(r for r in _empty_reasons(merged)
+                            if r not in before and r not in result.empty)
+    return result
+
+
+def _canonical(value: Any) -> str | None:
+    """A text equal for equal JSON values (keys sorted), for deduplicating schemas in linear
+    time; None when ``value`` is not plain JSON (then nothing is deduplicated)."""
+    try:
+        return json.dumps(value, sort_keys=True, allow_nan=True)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def _clone(value: Any) -> Any:
+    """A deep copy of an output value (dicts and lists; the output's nesting is bounded)."""
+    if isinstance(value, dict):
+        return {k: _clone(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clone(v) for v in value]
+    return value
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests more than ``limit`` containers (the root is level 1, as
+    :func:`_check_input` counts); looked at without recursion."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children: Iterable[Any] = item.values() if isinstance(item, Mapping) else item
+        stack.extend((v, depth + 1) for v in children
+                     if isinstance(v, (Mapping, list, tuple)))
+    return False
+
+
+def _containers_over(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds more than ``limit`` containers (objects and lists, the root
+    one of them; a node shared twice counts twice, as it is written twice); looked at
+    without recursion, stopping at ``limit + 1``."""
+    count = 0
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if count > limit:
+            return True
+        children: Iterable[Any] = item.values() if isinstance(item, Mapping) else item
+        stack.extend(v for v in children if isinstance(v, (Mapping, list, tuple)))
+    return False
 
 
 class _Ctx:
@@ -477,12 +716,27 @@ class _Ctx:
     def note(self, path: _Path, kind: str, detail: str) -> None:
         self.notes[Note(_pointer(path), kind, detail)] = None
 
+    def unnote(self, path: _Path, kind: str, detail: str) -> None:
+        """Take back a note that a later step made untrue."""
+        self.notes.pop(Note(_pointer(path), kind, detail), None)
+
     def spend(self, path: _Path, n: int = 1) -> None:
         self.budget -= n
         if self.budget < 0:
             raise _OverBudget(_pointer(path), "converting the schema costs more nodes than the "
                               "budget allows (a $ref fan-out or a very large schema)",
                               self.target)
+
+    def check_output(self, out: Mapping[str, Any]) -> None:
+        """The budget's bound on the output, exact: :meth:`spend` charges the work as it goes
+        (a node converted, a container copied), and a container a walk adds beside a node
+        (an ``anyOf`` of a type list, a nullable wrapper ...) is counted here.
+
+        Raises :class:`_OverBudget` when ``out`` holds more than ``budget`` objects and
+        lists."""
+        if _containers_over(out, self.initial_budget):
+            raise _OverBudget("", "the converted schema has more nodes (objects and lists) "
+                              "than the budget allows", self.target)
 
     def deeper(self, path: _Path, depth: int) -> None:
         if depth > self.max_depth:
@@ -552,7 +806,10 @@ def _prepare_root(schema: Mapping[str, Any], ctx: _Ctx) -> dict[str, Any]:
 
 
 def _minimal(schema: Mapping[str, Any], ctx: _Ctx) -> dict[str, Any]:
-    """The openai / gemini form: the root made an object, the rest copied."""
+    """The openai / gemini form: the root made an object, the rest copied.
+
+    Raises :class:`SchemaError` when the root's type excludes objects, or (anthropic) when
+    folding the root's combinators makes the output more than ``budget`` nodes."""
     root = _prepare_root(schema, ctx)
     out: dict[str, Any] = ctx.copy(root, ())
     if ctx.target == "anthropic":
@@ -563,6 +820,7 @@ def _minimal(schema: Mapping[str, Any], ctx: _Ctx) -> dict[str, Any]:
         for key in ("anyOf", "oneOf"):
             if key in out:
                 _hoist_alternatives(out, key, ctx)
+        ctx.check_output(out)  # the copy paid for each container; folding may add some
     return out
 
 
@@ -572,14 +830,18 @@ _MAX_ALTERNATIVES_DESCRIBED = 20
 
 
 def _deref_entry(entry: Any, ctx: _Ctx, path: _Path, seen: set[str] | None = None,
-                 *, drop_unresolved: bool = False) -> Any:
+                 *, drop_unresolved: bool = False, looked: set[str] | None = None) -> Any:
     """An entry (of a root combinator, or of a gemini ``allOf``) with its local ``$ref``
-    chain followed: siblings merged when they can be (intersection rules), else the referent
-    kept and the siblings noted, never "parent wins".  A ref that resolves nowhere or in a
-    circle is removed with a note; with ``drop_unresolved`` the whole entry goes (``{}``)."""
+    chain followed: siblings merged with the referent as their intersection
+    (:func:`_intersect`: a sibling that cannot be said beside the referent is removed with a
+    note, an empty intersection is noted), never "parent wins".  A ref that resolves nowhere
+    or in a circle is removed with a note; with ``drop_unresolved`` the whole entry goes
+    (``{}``).  Every ``$ref`` looked at is added to ``looked``."""
     seen = set() if seen is None else seen
     while isinstance(entry, Mapping) and "$ref" in entry:
         ref = entry["$ref"]
+        if looked is not None and isinstance(ref, str):
+            looked.add(ref)
         found = _resolve(ctx.root, ref) if isinstance(ref, str) and ref not in seen else None
         if found is None or not isinstance(found[0], Mapping):
             if drop_unresolved:
@@ -592,22 +854,46 @@ def _deref_entry(entry: Any, ctx: _Ctx, path: _Path, seen: set[str] | None = Non
         seen.add(ref)
         ctx.spend(path)
         rest = {k: v for k, v in entry.items() if k != "$ref"}
-        merged = _merge_pair(found[0], rest)
-        if merged is None:
-            ctx.note(path, "removed", "siblings of $ref that conflict with it removed")
-            merged = dict(found[0])
-        entry = merged
+        result = _intersect(found[0], rest)
+        _note_merge(ctx, path, result, "removed")
+        entry = result.merged
     return entry
 
 
+def _note_merge(ctx: _Ctx, path: _Path, result: _Merge, conflict_kind: str, *,
+                all_of: bool = False) -> None:
+    """The notes of two schemas merged by :func:`_intersect`: a ``$ref``'s siblings and its
+    referent, or (``all_of``) two allOf entries' schemas for one property.
+    ``conflict_kind`` is what the caller does with a keyword it could not merge
+    (``removed``, or ``moved-to-description``)."""
+    what = "removed (the server still checks it)" if conflict_kind == "removed" else \
+        "said in the description"
+    for key in result.conflicts:
+        where = "in an allOf entry conflicts with the first" if all_of else \
+            "beside $ref conflicts with the referent's"
+        ctx.note((*path, key), conflict_kind, f"{key} {where}; {what}")
+    both = "allOf entries" if all_of else "$ref siblings and the referent"
+    if result.tightened:
+        ctx.note(path, "merged", f"{both} merged as their intersection "
+                 f"({', '.join(result.tightened)})")
+    if result.empty:
+        ctx.note(path, "unsatisfiable", f"no value satisfies the {both} together: "
+                 f"{'; '.join(result.empty)}")
+
+
 def _merge_root_all_of(out: dict[str, Any], ctx: _Ctx) -> None:
-    """A root ``allOf`` merged into the root: properties united (a property in two places
-    gets both schemas in an ``allOf``, the intersection), required names united, other
-    keywords added when the root lacks them; what cannot be merged is removed with a note."""
+    """A root ``allOf`` merged into the root: properties united (a property in several places
+    gets one flat ``allOf`` of its distinct schemas, the intersection), required names
+    united, other keywords added when the root lacks them; what cannot be merged is removed
+    with a note."""
     entries = out.pop("allOf")
     if not isinstance(entries, list):
         ctx.note(("allOf",), "removed", "top-level allOf removed (not a list)")
         return
+    # a property in several places gets ONE allOf of its distinct schemas (flat: the output
+    # nests no deeper than the input however many entries repeat it)
+    conjuncts: dict[str, list[Any]] = {}
+    known: dict[str, set[str | None]] = {}
     for i, raw in enumerate(entries):
         epath: _Path = ("allOf", str(i))
         entry = _deref_entry(raw, ctx, epath)
@@ -620,13 +906,23 @@ def _merge_root_all_of(out: dict[str, Any], ctx: _Ctx) -> None:
                     and isinstance(out.setdefault("properties", {}), dict):
                 props = out["properties"]
                 for name, sub in value.items():
+                    text = _canonical(sub)
                     if name not in props:
                         props[name] = ctx.copy(sub, (*kpath, str(name)))
-                    elif not _json_equal(props[name], sub):
-                        props[name] = {"allOf": [props[name], ctx.copy(sub, (*kpath, str(name)))]}
+                        known[name] = {text}
+                        continue
+                    have = known.setdefault(name, {_canonical(props[name])})
+                    if (text is not None and text in have) or (
+                            text is None and _json_equal(props[name], sub)):
+                        continue
+                    if name not in conjuncts:
+                        conjuncts[name] = [props[name]]
+                        props[name] = {"allOf": conjuncts[name]}
+                    conjuncts[name].append(ctx.copy(sub, (*kpath, str(name))))
+                    have.add(text)
             elif key == "required" and isinstance(value, list) \
                     and isinstance(out.get("required", []), list):
-                out["required"] = list(dict.fromkeys([*out.get("required", []), *value]))
+                out["required"] = _unite(out.get("required", []), value)
             elif key == "type" and (value == "object"
                                     or (isinstance(value, list) and "object" in value)):
                 continue
@@ -686,8 +982,14 @@ def _hoist_alternatives(out: dict[str, Any], key: str, ctx: _Ctx) -> None:
         if name in props:
             continue  # the root's own schema for it applies to every alternative
         unique: list[Any] = []
+        texts_seen: set[str] = set()
         for sub in subs:
-            if not any(_json_equal(sub, u) for u in unique):
+            canon = _canonical(sub)
+            if canon is None:
+                if not any(_json_equal(sub, u) for u in unique):
+                    unique.append(sub)
+            elif canon not in texts_seen:
+                texts_seen.add(canon)
                 unique.append(sub)
         copies = [ctx.copy(u, upath) for u in unique]
         props[name] = copies[0] if len(copies) == 1 else {"anyOf": copies}
@@ -696,8 +998,7 @@ def _hoist_alternatives(out: dict[str, Any], key: str, ctx: _Ctx) -> None:
         order = [n for n in dict.fromkeys(r for s in required_sets for r in sorted(s))
                  if n in common]
         have = out.get("required")
-        out["required"] = list(dict.fromkeys([*(have if isinstance(have, list) else []),
-                                              *order]))
+        out["required"] = _unite(have if isinstance(have, list) else [], order)
     shown = texts[:_MAX_ALTERNATIVES_DESCRIBED]
     more = " | …" if len(texts) > _MAX_ALTERNATIVES_DESCRIBED else ""
     _with_description(out, [f"give the arguments of one of these alternatives: "

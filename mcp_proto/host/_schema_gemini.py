@@ -5,26 +5,29 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from . import _schema_base  # _prepare_root: looked up there at call time
 from ._schema_base import (
-    _ADJACENT_GROUPS,
     _ANNOTATIONS,
     _DESCRIBE,
     _HANDLED,
     _KEEP,
     GEMINI_FORMATS,
+    GEMINI_MAX_COUNT,
     MAX_DESCRIBED_CHARS,
     Normalized,
     SchemaError,
+    _clone,
     _Ctx,
     _deref_entry,
     _describe_value,
+    _intersect,
     _is_float,
     _is_int,
     _json_equal,
-    _merge_pair,
+    _note_merge,
     _Path,
     _resolve,
     _types_of,
@@ -54,11 +57,29 @@ _GEMINI_ACTIONS: Final[Mapping[str, str]] = {
     "uniqueItems": _DESCRIBE, "minContains": _DESCRIBE, "maxContains": _DESCRIBE,
     "dependentRequired": _DESCRIBE,
 }
+#: What a kept keyword's value must be: a number that fits a double (Gemini's numbers are
+#: doubles), a count that fits an int64 (:data:`GEMINI_MAX_COUNT`); another is removed.
 _GEMINI_CHECKS: Final[Mapping[str, Callable[[Any], bool]]] = {
     "string": lambda v: isinstance(v, str),
     "number": _is_float,
-    "count": lambda v: _is_int(v) and v >= 0,
+    "count": lambda v: _is_int(v) and 0 <= v <= GEMINI_MAX_COUNT,
 }
+
+
+def _doubles_only(value: Any) -> bool:
+    """Whether every number in the JSON value ``value`` fits a double (a ``default`` or an
+    ``example`` is copied whole: an integer of 400 digits in it is one Gemini cannot read).
+    Iterative; the value's size is bounded by the input check."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif _is_int(item) and not _is_float(item):
+            return False
+    return True
 
 
 #: The keywords that apply to one type only, with that type (where a list of types becomes
@@ -73,11 +94,62 @@ _GEMINI_TYPE_KEYWORDS: Final[Mapping[str, tuple[str, ...]]] = {
 }
 
 
+#: The type given to array items the source leaves open (no ``items``, ``{}``, ``true``, a
+#: typeless schema): Gemini refuses an array whose items have no type (400 "items: missing
+#: field") and has no "any value" type; every string is a value the source accepts, so the
+#: model's arguments stay valid (Google ADK makes the same choice).  Said in the array's
+#: description and in an ``assumed-type`` note.
+_OPEN_ITEMS_TYPE: Final = "string"
+#: What an open array's description says about its items.
+_OPEN_ITEMS_TEXT: Final = ("items: any value (the tool's schema gives them no type; declared "
+                           f"as {_OPEN_ITEMS_TYPE} because Gemini needs one)")
+#: Keywords of a typeless items schema that still mean something on a string item.
+_OPEN_ITEMS_KEEP: Final = frozenset({"title", "description", "nullable", "default", "example",
+                                     "minLength", "maxLength", "pattern", "enum", "format"})
+
+
+_TRUE_UNTYPED: Final = "true (any value) left typeless"
+_NO_TYPE_UNTYPED: Final = ("no type and none to infer; left typeless (Gemini may refuse a "
+                           "typeless value)")
+
+
+def _typed(node: Mapping[str, Any]) -> bool:
+    """Whether a Gemini output node says a type (itself, or every ``anyOf`` branch)."""
+    if "type" in node:
+        return True
+    branches = node.get("anyOf")
+    return isinstance(branches, list) and bool(branches) and all(
+        isinstance(b, Mapping) and _typed(b) for b in branches)
+
+
+@dataclass(frozen=True, slots=True)
+class _Done:
+    """One ``$ref`` conversion remembered (:meth:`_Gemini.ref`): converting the same source
+    node at the same place again gives the same output, unless a ``$ref`` it looked at is on
+    the new path (recursion is cut by the path) or it would nest too deep there."""
+
+    source: Mapping[str, Any]     # kept alive, so that its id() names it for the whole call
+    out: dict[str, Any] | None
+    cost: int                     # the budget the conversion spent: charged again on reuse
+    height: int                   # levels below the node the conversion reached
+    looked: frozenset[str]        # every $ref it resolved or checked
+
+
 class _Gemini:
-    """One gemini-openapi conversion: every ``$ref`` inlined, only Schema fields kept."""
+    """One gemini-openapi conversion: every ``$ref`` inlined, only Schema fields kept.
+
+    A ``$ref`` site reached again (a fan-out reaches the same site along many paths) reuses
+    its first conversion when nothing on the new path can change it: the reuse charges the
+    whole cost of the first conversion to the budget *before* anything is copied, so the
+    budget still counts every node of the expanded output, and a fan-out trips it after
+    converting each site once instead of after expanding ``budget`` nodes one by one."""
 
     def __init__(self, ctx: _Ctx) -> None:
         self.ctx = ctx
+        self.done: dict[tuple[int, _Path], _Done] = {}
+        self.looked: set[str] = set()  # the $refs the current conversion looked at
+        self.reached = 0               # the deepest level the current conversion reached
+        self.shared = False            # whether the output shares remembered nodes
 
     def run(self, schema: Mapping[str, Any]) -> dict[str, Any]:
         root = _schema_base._prepare_root(schema, self.ctx)
@@ -88,10 +160,13 @@ class _Gemini:
         out = self.node(root, (), 0, ())
         if out is None:
             raise SchemaError("", "the root schema accepts no value", self.ctx.target)
+        if self.shared:  # remembered conversions are shared: every output node a new one
+            out = _clone(out)
         if "type" not in out:  # the root was typed object; a referent without type lost it
             out = {"type": "object", **out}
         elif out["type"] != "object":
             raise SchemaError("", "the root schema is not of type object", self.ctx.target)
+        self.ctx.check_output(out)  # exact: properties, anyOf, enum lists are nodes too
         return out
 
     def node(self, s: Any, path: _Path, depth: int, stack: tuple[str, ...]
@@ -101,10 +176,11 @@ class _Gemini:
         ctx = self.ctx
         ctx.spend(path)
         ctx.deeper(path, depth)
+        self.reached = max(self.reached, depth)
         if s is False:
             return None
         if s is True:
-            ctx.note(path, "untyped", "true (any value) left typeless")
+            ctx.note(path, "untyped", _TRUE_UNTYPED)
             return {}
         if not isinstance(s, Mapping):
             ctx.note(path, "invalid-schema", "not a schema object; replaced by {} (any value)")
@@ -127,9 +203,17 @@ class _Gemini:
                 if _GEMINI_CHECKS[action](value):
                     out[key] = value
                 else:
-                    ctx.note(kpath, "removed", f"{key} removed (a value Gemini cannot take)")
+                    huge = _is_int(value) and (action == "number" or value > 0)
+                    why = ("too large for Gemini: its counts are int64" if action == "count"
+                           else "a number that does not fit a double") if huge \
+                        else "a value Gemini cannot take"
+                    ctx.note(kpath, "removed", f"{key} removed ({why})")
             elif action == _KEEP:
-                out[key] = ctx.copy(value, kpath)
+                if _doubles_only(value):
+                    out[key] = ctx.copy(value, kpath)
+                else:
+                    ctx.note(kpath, "removed", f"{key} removed (it holds a number that does "
+                             "not fit a double)")
             elif action == _DESCRIBE:
                 described.append(f"{key}: {_describe_value(value)}")
                 ctx.note(kpath, "moved-to-description", f"{key} said in the description")
@@ -137,7 +221,8 @@ class _Gemini:
                 if isinstance(value, bool):
                     out["nullable"] = out.get("nullable", False) or value
             elif key == "examples":
-                if isinstance(value, list) and value and "example" not in s:
+                if isinstance(value, list) and value and "example" not in s \
+                        and _doubles_only(value[0]):
                     out["example"] = ctx.copy(value[0], kpath)
                     ctx.note(kpath, "examples-to-example", "examples: the first kept as example")
                 else:
@@ -156,6 +241,8 @@ class _Gemini:
                 ctx.note(kpath, "removed", "definitions removed (every $ref is inlined)")
 
         self.values(s, out, types, path, described)
+        if out.get("type") == "null":  # const null: nothing of another type remains
+            types = []
         if "object" in types:
             self.object(s, out, path, depth, stack)
         else:
@@ -171,8 +258,7 @@ class _Gemini:
             self.to_branches(out, path)
         _with_description(out, described)
         if "type" not in out and "anyOf" not in out and path:
-            ctx.note(path, "untyped", "no type and none to infer; left typeless (Gemini may "
-                     "refuse a typeless value)")
+            ctx.note(path, "untyped", _NO_TYPE_UNTYPED)
         if "type" in out:
             out = {"type": out.pop("type"), **out}
         return out
@@ -307,6 +393,8 @@ class _Gemini:
 
     def array(self, s: Mapping[str, Any], out: dict[str, Any], path: _Path, depth: int,
               stack: tuple[str, ...]) -> None:
+        """``items`` (or tuple ``prefixItems``) of an array; Gemini needs typed items, so
+        items the source leaves open are typed :data:`_OPEN_ITEMS_TYPE` (:meth:`open_items`)."""
         ctx = self.ctx
         items = s.get("items")
         key = "items"
@@ -314,7 +402,7 @@ class _Gemini:
             items, key = s["prefixItems"], "prefixItems"
         ipath = (*path, key)
         if items is None:
-            ctx.note(path, "untyped", "an array without items: items left unspecified")
+            out["items"] = self.open_items({}, out, ipath, "an array without items")
             return
         if isinstance(items, list):
             alts = [self.node(x, (*ipath, str(i)), depth + 2, stack)
@@ -322,19 +410,43 @@ class _Gemini:
             kept = [a for a in alts if a is not None]
             ctx.note(ipath, "type-array-to-any-of", "tuple items written as one items schema "
                      "(anyOf of the positions)")
-            if len(kept) == 1:
-                out["items"] = kept[0]
-            elif kept:
-                out["items"] = {"anyOf": kept}
-            else:
+            if not kept:
                 out["maxItems"] = 0
+                out["items"] = self.open_items({}, out, ipath, "no position takes a value")
+            elif not all(_typed(a) for a in kept):
+                out["items"] = self.open_items({}, out, ipath, "a position takes any value")
+            else:
+                out["items"] = kept[0] if len(kept) == 1 else {"anyOf": kept}
             return
         i_out = self.node(items, ipath, depth + 1, stack)
         if i_out is None:
             out["maxItems"] = 0
             ctx.note(ipath, "removed", "items: false written as maxItems: 0")
+            out["items"] = self.open_items({}, out, ipath, "items: false")
+        elif not _typed(i_out):
+            out["items"] = self.open_items(i_out, out, ipath, "items without a type")
         else:
             out["items"] = i_out
+
+    def open_items(self, given: Mapping[str, Any], out: dict[str, Any], ipath: _Path,
+                   why: str) -> dict[str, Any]:
+        """Items the source leaves open (``given``: their typeless conversion), typed
+        :data:`_OPEN_ITEMS_TYPE`, with that said in ``out``'s description and a note."""
+        self.ctx.spend(ipath)  # an output node like any other
+        items: dict[str, Any] = {"type": _OPEN_ITEMS_TYPE}
+        for k, v in given.items():
+            if k in _OPEN_ITEMS_KEEP:
+                items[k] = v
+            else:
+                self.ctx.note(ipath, "removed", f"{k} of typeless items removed (the items "
+                              f"are declared as {_OPEN_ITEMS_TYPE})")
+        _with_description(out, [_OPEN_ITEMS_TEXT])
+        for detail in (_TRUE_UNTYPED, _NO_TYPE_UNTYPED):  # no longer true: they have a type
+            self.ctx.unnote(ipath, "untyped", detail)
+        self.ctx.note(ipath, "assumed-type", f"{why}: items declared as {_OPEN_ITEMS_TYPE} "
+                      "(Gemini refuses an array without typed items; the source takes any "
+                      "value, so every string is valid) and said in the description")
+        return items
 
     def union(self, s: Mapping[str, Any], out: dict[str, Any], path: _Path, depth: int,
               stack: tuple[str, ...]) -> None:
@@ -387,8 +499,38 @@ class _Gemini:
 
     def ref(self, s: Mapping[str, Any], path: _Path, depth: int, stack: tuple[str, ...]
             ) -> dict[str, Any] | None:
+        """The node ``{"$ref": ...}`` inlined (:meth:`inline`), or its first conversion at
+        this place reused (see the class): the reuse costs what the conversion cost."""
+        ctx = self.ctx
+        key = (id(s), path)
+        on_path = set(stack)
+        done = self.done.get(key)
+        if done is not None and done.source is s and not done.looked & on_path \
+                and depth + done.height <= ctx.max_depth:
+            ctx.spend(path, done.cost)  # before copying: a fan-out trips here, cheaply
+            self.looked |= done.looked
+            self.reached = max(self.reached, depth + done.height)
+            self.shared = True
+            return None if done.out is None else dict(done.out)
+        outer_looked, outer_reached = self.looked, self.reached
+        self.looked, self.reached = set(), depth
+        before = ctx.budget
+        out = self.inline(s, path, depth, stack)
+        looked, height = self.looked, self.reached - depth
+        self.looked = outer_looked | looked
+        self.reached = max(outer_reached, self.reached)
+        if not looked & on_path:  # the path changed nothing: the same anywhere else
+            # a shallow copy: callers change only the top of what they get
+            self.done[key] = _Done(s, None if out is None else dict(out), before - ctx.budget,
+                                   height, frozenset(looked))
+        return out
+
+    def inline(self, s: Mapping[str, Any], path: _Path, depth: int, stack: tuple[str, ...]
+               ) -> dict[str, Any] | None:
         ctx = self.ctx
         ref = s["$ref"]
+        if isinstance(ref, str):
+            self.looked.add(ref)
         rpath = (*path, "$ref")
         found = _resolve(ctx.root, ref)
         siblings = {k: v for k, v in s.items() if k not in ("$ref", "$defs", "definitions")}
@@ -401,68 +543,109 @@ class _Gemini:
             kind = _types_of(target) if isinstance(target, Mapping) else None
             ctx.note(rpath, "recursion-cut", f"recursive $ref cut after {ctx.ref_unfold} "
                      "levels and described")
-            return {"type": kind[0] if kind and len(kind) == 1 and kind[0] != "null"
-                    else "object",
-                    "description": f"{name[:MAX_DESCRIBED_CHARS]} (recursive; structure "
-                    "omitted)"}
+            placeholder: dict[str, Any] = {
+                "type": kind[0] if kind and len(kind) == 1 and kind[0] != "null" else "object",
+                "description": f"{name[:MAX_DESCRIBED_CHARS]} (recursive; structure omitted)"}
+            if placeholder["type"] == "array":
+                placeholder["items"] = self.open_items({}, placeholder, rpath,
+                                                       "a recursive array cut")
+            return placeholder
         ctx.note(rpath, "inlined-ref", "$ref inlined (Gemini parameters take no $ref)")
-        if not siblings:
+        if not siblings or target is False:
             return self.node(target, tpath, depth + 1, (*stack, ref))
-        if not isinstance(target, Mapping):
-            return self.node(target, tpath, depth + 1, (*stack, ref))
-        merged = _merge_pair(target, siblings)
-        if merged is None:
-            # lossy target: keep the referent, say the siblings (never "parent wins")
-            merged = dict(target)
-            said: list[str] = []
-            for k, v in siblings.items():
-                clashing = k in target or any(
-                    k in group and any(g in target for g in group) for group in _ADJACENT_GROUPS)
-                if k in _ANNOTATIONS or not clashing:
-                    merged[k] = v
-                else:
-                    said.append(f"also {k}: {_describe_value(v)}")
-                    ctx.note((*path, k), "moved-to-description", f"{k} beside $ref conflicts "
-                             "with the referent; said in the description")
-            _with_description(merged, said)
+        if target is True:
+            return self.node(siblings, path, depth + 1, (*stack, ref))
+        assert isinstance(target, Mapping)
+        # 2020-12: the siblings and the referent both apply: their intersection, with what
+        # one schema cannot say (two patterns ...) kept from the referent and the sibling
+        # said in the description (never "parent wins", never one side silently)
+        result = _intersect(target, siblings)
+        _note_merge(ctx, path, result, "moved-to-description")
+        said = [f"also {k}: {_describe_value(siblings[k])}" for k in result.conflicts]
+        if result.empty:
+            said.append(f"no value satisfies this schema ({'; '.join(result.empty)})")
+        merged = result.merged
+        _with_description(merged, said)
         return self.node(merged, tpath, depth + 1, (*stack, ref))
 
     def deref(self, entry: Any, path: _Path, stack: tuple[str, ...]) -> Any:
         """An allOf entry with its ``$ref`` chain resolved and merged (a sibling that cannot
         be merged is dropped with a note, never "parent wins")."""
-        return _deref_entry(entry, self.ctx, path, set(stack), drop_unresolved=True)
+        return _deref_entry(entry, self.ctx, path, set(stack), drop_unresolved=True,
+                            looked=self.looked)
 
     def merge_all_of(self, s: Mapping[str, Any], path: _Path, stack: tuple[str, ...]
                      ) -> dict[str, Any]:
-        """allOf folded into the node: entries' keys added, ``properties`` and ``required``
-        united; a conflicting constraint keeps the first value and is noted."""
+        """allOf folded into the node as the intersection of its entries
+        (:func:`~._schema_base._intersect`: the tighter bound, the common types ...):
+        ``properties`` united (a property in two entries gets their intersection),
+        ``required`` united, the node's own annotations kept; a constraint that cannot be
+        merged keeps the first value and is noted, an empty intersection is said."""
         ctx = self.ctx
         node = {k: v for k, v in s.items() if k != "allOf"}
+        own = {k: node[k] for k in _ANNOTATIONS if k in node}
         entries = s["allOf"]
         if not isinstance(entries, list):
             ctx.note((*path, "allOf"), "removed", "allOf is not a list")
             return node
+        said: list[str] = []
         for i, raw in enumerate(entries):
             epath = (*path, "allOf", str(i))
             entry = self.deref(raw, epath, stack)
             if not isinstance(entry, Mapping):
                 ctx.note(epath, "removed", "allOf entry that is not a schema removed")
                 continue
-            for key, value in entry.items():
-                if key == "allOf":
-                    ctx.note((*epath, key), "removed", "nested allOf removed")
-                elif key not in node:
-                    node[key] = value
-                elif key == "properties" and isinstance(value, Mapping) \
-                        and isinstance(node[key], Mapping):
-                    node[key] = {**value, **node[key]}
-                elif key == "required" and isinstance(value, list) \
-                        and isinstance(node[key], list):
-                    node[key] = list(dict.fromkeys([*node[key], *value]))
-                elif not _json_equal(node[key], value) and key not in _ANNOTATIONS:
-                    ctx.note((*epath, key), "removed", f"{key} conflicting in allOf removed")
+            rest = dict(entry)
+            if "allOf" in rest:
+                del rest["allOf"]
+                ctx.note((*epath, "allOf"), "removed", "nested allOf removed")
+            props = rest.get("properties")
+            if isinstance(props, Mapping) and isinstance(node.get("properties", {}), Mapping):
+                del rest["properties"]
+                node["properties"] = self.merge_properties(node.get("properties", {}), props,
+                                                           epath)
+            result = _intersect(node, rest)
+            for key in result.conflicts:
+                ctx.note((*epath, key), "removed", f"{key} conflicting in allOf removed (the "
+                         "first value kept; the server still checks it)")
+            if result.empty:
+                said.append(f"no value satisfies every allOf entry "
+                            f"({'; '.join(result.empty)})")
+                ctx.note(epath, "unsatisfiable", "no value satisfies the allOf entries "
+                         f"together: {'; '.join(result.empty)}")
+            node = result.merged
+        node.update(own)  # the node's own annotations win over its entries'
         ctx.note((*path, "allOf"), "merged", "allOf merged into one schema")
+        _with_description(node, said)
         return node
+
+    def merge_properties(self, have: Mapping[str, Any], more: Mapping[str, Any],
+                         epath: _Path) -> dict[str, Any]:
+        """Two ``properties`` of one allOf: a name in both takes the intersection of its two
+        schemas, or (when they are not both schemas) the first, with a note."""
+        merged = dict(have)
+        for name, sub in more.items():
+            if name not in merged or _json_equal(merged[name], sub):
+                merged.setdefault(name, sub)
+                continue
+            ppath = (*epath, "properties", str(name))
+            first = merged[name]
+            if isinstance(first, Mapping) and isinstance(sub, Mapping):
+                result = _intersect(first, sub)
+                _note_merge(self.ctx, ppath, result, "removed", all_of=True)
+                if result.empty:
+                    _with_description(result.merged, [
+                        f"no value satisfies this property's allOf entries "
+                        f"({'; '.join(result.empty)})"])
+                merged[name] = result.merged
+            elif sub is True or first is False:
+                continue
+            else:
+                merged[name] = sub if first is True else first
+                if first is not True:
+                    self.ctx.note(ppath, "removed", "a property schema in allOf that cannot "
+                                  "be merged with the first removed")
+        return merged
 
 
 def _gemini_openapi(schema: Mapping[str, Any], ctx: _Ctx) -> Normalized:

@@ -1,10 +1,17 @@
 """The ``openai-strict`` target of :func:`~._schema.normalize_schema` (OpenAI Structured
 Outputs): the keyword table, :class:`_Strict` (one conversion), the ``null`` helpers and
-OpenAI's size limits; a schema that cannot be strict falls back to the minimal form."""
+OpenAI's size limits; a schema that cannot be strict falls back to the minimal form.
+
+The budget counts the strict form's nodes like any other output's: the ``properties`` and
+``required`` it adds to every object are charged as they are made, and the whole output is
+counted exactly at the end (nullable wrappers, ``anyOf`` lists), so a strict form over
+``budget`` falls back to the minimal form (``normalize_schema({}, "openai-strict",
+budget=1)`` is ``{"type": "object"}``, not strict)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from . import _schema_base  # _prepare_root: looked up there at call time
@@ -25,15 +32,17 @@ from ._schema_base import (
     OPENAI_MAX_STRING_CHARS,
     OPENAI_STRICT_FORMATS,
     Normalized,
+    _clone,
     _Ctx,
     _describe_value,
     _Fix,
+    _intersect,
     _is_finite_json,
     _is_int,
     _is_number,
     _json_equal,
-    _merge_pair,
     _minimal,
+    _nests_deeper,
     _OverBudget,
     _Path,
     _resolve,
@@ -108,9 +117,27 @@ _STRICT_VALUES: Final[Mapping[str, str]] = {
 _MAX_NULL_LEVELS = 64
 
 
+@dataclass(frozen=True, slots=True)
+class _Done:
+    """One inlined ``$ref`` (with constraining siblings) remembered by :meth:`_Strict.ref`:
+    the strict form of a source node depends on that node and its place only, so the same
+    site reached again along another path reuses it."""
+
+    source: Mapping[str, Any]     # kept alive, so that its id() names it for the whole call
+    out: dict[str, Any]
+    fix: _Fix | None
+    cost: int                     # the budget the conversion spent: charged again on reuse
+    height: int                   # levels below the node the conversion reached
+
+
 class _Strict:
     """One openai-strict conversion.  Raises :class:`_NotStrict` (caught by the caller) when the
-    schema cannot be strict; :class:`SchemaError` when over a bound."""
+    schema cannot be strict; :class:`SchemaError` when over a bound.
+
+    ``$ref``s are kept, except beside constraining siblings, where the referent is merged in:
+    a fan-out of those reaches each site along many paths, so a site's conversion is
+    remembered and reused, its whole cost charged to the budget first (so the budget counts
+    the expanded output and trips without expanding it node by node)."""
 
     def __init__(self, ctx: _Ctx) -> None:
         self.ctx = ctx
@@ -118,6 +145,9 @@ class _Strict:
         self.def_out: dict[str, dict[str, Any]] = {}
         self.def_fix: dict[str, _Fix] = {}
         self.null_memo: dict[str, bool] = {}  # allows_null of each $ref's target
+        self.done: dict[tuple[int, _Path], _Done] = {}
+        self.reached = 0                      # the deepest level converted so far
+        self.shared = False                   # whether the output shares remembered nodes
 
     # ---- entry
 
@@ -172,6 +202,11 @@ class _Strict:
                     ctx.note((container, str(name)), "removed", "unused definition removed")
             if kept:
                 out[container] = kept
+        if self.shared:  # remembered conversions are shared: every output node a new one
+            out = _clone(out)
+        ctx.check_output(out)  # exact: nullable wrappers and anyOf lists are nodes too
+        if _nests_deeper(out, ctx.max_depth):
+            raise _NotStrict((), f"the strict form nests deeper than {ctx.max_depth} levels")
         _check_openai_limits(out)
         return out, fix, self.def_fix
 
@@ -181,7 +216,9 @@ class _Strict:
              ) -> tuple[dict[str, Any], _Fix | None]:
         ctx = self.ctx
         ctx.spend(path)
-        ctx.deeper(path, depth)
+        if depth > ctx.max_depth:  # the plain form (the input's depth) may still fit
+            raise _NotStrict(path, f"the strict form nests deeper than {ctx.max_depth} levels")
+        self.reached = max(self.reached, depth)
         if not isinstance(s, Mapping):
             what = "true/{} (any value)" if s is True else "false (no value)" \
                 if s is False else "not a schema object"
@@ -368,6 +405,7 @@ class _Strict:
             if p_fix is not None:
                 fix_props[name] = p_fix
             out_props[name] = p_out
+        ctx.spend((*path, "properties"), 2)  # "properties" and "required": output nodes too
         out["properties"] = out_props
         out["required"] = list(out_props)
         out["additionalProperties"] = False
@@ -389,8 +427,23 @@ class _Strict:
         constraining = {k for k in siblings
                         if k not in _ANNOTATIONS and k not in {"$defs", "definitions"}}
         if constraining or is_root:
+            site = (id(s), path)
+            done = self.done.get(site)
+            if done is not None and done.source is s and not is_root \
+                    and depth + done.height <= ctx.max_depth:
+                ctx.spend(path, done.cost)  # before anything is copied: a fan-out trips here
+                self.reached = max(self.reached, depth + done.height)
+                self.shared = True
+                return done.out, done.fix
+            outer_reached, self.reached = self.reached, depth
+            before = ctx.budget
             merged, where = self.merge(s, path)
-            return self.node(merged, where, depth + 1, is_root=is_root)
+            out, fix = self.node(merged, where, depth + 1, is_root=is_root)
+            height = self.reached - depth
+            self.reached = max(outer_reached, self.reached)
+            if not is_root:
+                self.done[site] = _Done(s, out, fix, before - ctx.budget, height)
+            return out, fix
         if ref != "#" and not (ref.startswith(_STRICT_REF_FORMS) and ref.count("/") == 2):
             raise _NotStrict(rpath, "$ref to a location other than #, #/$defs/<name> or "
                              "#/definitions/<name>")
@@ -430,7 +483,11 @@ class _Strict:
             target, where = found
             if not isinstance(target, Mapping):
                 raise _NotStrict((*path, "$ref"), "$ref resolves to a non-schema")
-            merged = _merge_pair(target, node)
+            result = _intersect(target, node)
+            if result.empty:
+                raise _NotStrict(path, "a $ref and its siblings accept no value together ("
+                                 f"{'; '.join(result.empty)})")
+            merged = None if result.conflicts else result.merged
             if merged is None:
                 raise _NotStrict(path, "$ref with constraining siblings that cannot be merged "
                                  "without changing what the schema accepts")
@@ -450,7 +507,11 @@ class _Strict:
             entry = self.merge(raw, (*path, "allOf", str(i)))[0] if "$ref" in raw else raw
             if "allOf" in entry:
                 raise _NotStrict((*path, "allOf", str(i)), "nested allOf")
-            merged = _merge_pair(entry, node)
+            result = _intersect(entry, node)
+            if result.empty:
+                raise _NotStrict((*path, "allOf"), "allOf entries that accept no value "
+                                 f"together ({'; '.join(result.empty)})")
+            merged = None if result.conflicts else result.merged
             if merged is None:
                 raise _NotStrict((*path, "allOf"), "allOf entries that cannot be merged "
                                  "without changing what the schema accepts")

@@ -156,8 +156,10 @@ class ConfigError(MCPError, ValueError):
         super().__init__(f"{head}{n} problem{'s' if n != 1 else ''} in the MCP config:\n{lines}")
 
 
-#: A query string's values: ``?api_key=...`` is how many hosted servers take a key.
-_QUERY_VALUE = re.compile(r"([?&][^=&#\s]*=)[^&#\s'\"]*")
+#: A query string's values: ``?api_key=...`` is how many hosted servers take a key.  A name
+#: stops at the next ``?`` or ``&`` too, so each scan ends where the next may start (with
+#: ``?`` inside names, ``????...`` rescanned the rest from every ``?``: quadratic).
+_QUERY_VALUE = re.compile(r"([?&][^=&?#\s]*=)[^&#\s'\"]*")
 _USERINFO = re.compile(r"(://)[^/@\s'\"]*@")
 
 
