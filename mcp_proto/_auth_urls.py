@@ -136,6 +136,11 @@ _AUTHORITY_END = re.compile(r"[/?#]")
 #: brackets, a space, a backslash, non-ASCII) may be the front of a userinfo whose password
 #: holds a raw ``/``, ``?`` or ``#``.
 _PLAIN_HOST = re.compile(r"[A-Za-z0-9._~%!$&'()*+,;=-]*|\[[^\]]*\]")
+#: A plain host (not empty; a bracketed literal of IP-literal characters only) and a port
+#: of one to five digits; :func:`_strip_userinfo` also checks it is at most 65535 (a larger
+#: one is no port for any parser).  ``user:1234`` reads the same, so what follows decides.
+_PLAIN_HOST_PORT = re.compile(
+    r"(?:[A-Za-z0-9._~%!$&'()*+,;=-]+|\[[A-Za-z0-9._~%!$&'()*+,;=:-]*\]):([0-9]{1,5})")
 #: Removed before anything else: the WHATWG parser drops tabs and newlines anywhere in a URL,
 #: so ``https://user:p\nw@h`` is a URL with a password.
 _DROPPED = str.maketrans("", "", "\t\n\r")
@@ -166,15 +171,46 @@ class _Ahead:
         return self._found
 
 
+class _LastBefore:
+    """Where the last ``char`` of ``text`` before a position is (-1: none).  The positions
+    asked for never decrease, so each character is scanned once."""
+
+    __slots__ = ("_char", "_last", "_scanned", "_text")
+
+    def __init__(self, text: str, char: str) -> None:
+        self._text = text
+        self._char = char
+        self._last = -1
+        self._scanned = 0  # text[:_scanned] is searched, _last is its last char
+
+    def at(self, pos: int) -> int:
+        if pos > self._scanned:
+            found = self._text.rfind(self._char, self._scanned, pos)
+            if found != -1:
+                self._last = found
+            self._scanned = pos
+        return self._last
+
+
 def _strip_userinfo(text: str) -> str:
     """``text`` with the userinfo of every authority in it replaced by ``***`` (the ``@``
     kept).  The userinfo is what comes before the last ``@`` of the authority (what every
-    parser reads).  Then, if an ``@`` comes anywhere later and what is left of the authority
-    is more than a plain host (a port, a character no host has), or the path's first
-    segment holds a ``:``, the userinfo is taken to run to the last ``@`` of the text: a
-    password with a raw ``/``, ``?``, ``#`` (or a user name with a raw ``/``), which ends
-    the authority for a parser but not for the person who wrote it.  Linear in
-    ``len(text)``: the authorities and their ends only move forward."""
+    parser reads).  When an ``@`` comes later, what is left of the authority decides:
+
+    - a plain host: only when the path's first segment holds a ``:`` (a user name with a raw
+      ``/``, ``https://us/er:pw@h``) does the userinfo run to the last ``@`` of the text,
+      else an ``@`` of the path, query or fragment is not a userinfo's;
+    - a plain host and a port followed by a path: the userinfo runs to the last ``@`` of the
+      path, if there is one (``https://user:12/34@h``: a password with a raw ``/`` reads as
+      a port and a path); an ``@`` in the query or fragment is not looked at (they are
+      dropped, and whoever wrote them does not choose the host shown);
+    - anything else (a port with no path after it, a port over 65535, a character no host
+      has): the userinfo runs to the last ``@`` of the text, a password with a raw ``/``,
+      ``?``, ``#`` or whitespace (which ends the authority for a parser but not for the
+      person who wrote it).
+
+    A URL that starts in what is hidden already still counts: its userinfo may end
+    further.  Linear in ``len(text)``: the authorities and their ends only move forward."""
     out: list[str] = []
     pos = 0  # text[:pos] is in out already
     search = 0
@@ -182,20 +218,34 @@ def _strip_userinfo(text: str) -> str:
     ends = _Ahead(text, _AUTHORITY_END)
     segment_ends = _Ahead(text, _SEGMENT_END)
     colons = _Ahead(text, _COLON)
+    cuts = _Ahead(text, _QUERY_OR_FRAGMENT)
+    ats_before = _LastBefore(text, "@")
     while (found := _AUTHORITY_START.search(text, search)) is not None:
         start = found.end()
         end = ends.at(start)
         at = text.rfind("@", start, end)
-        if last_at >= end and (
-                not _PLAIN_HOST.fullmatch(text, max(at + 1, start), end)
-                or (text.startswith("/", end)
-                    and colons.at(end) < min(segment_ends.at(end + 1), last_at))):
+        host = max(at + 1, start)
+        if last_at < end:
+            pass  # no later "@": the authority's own userinfo, if any
+        elif _PLAIN_HOST.fullmatch(text, host, end):
+            if (text.startswith("/", end)
+                    and colons.at(end) < min(segment_ends.at(end + 1), last_at)):
+                at = last_at
+        elif ((ported := _PLAIN_HOST_PORT.fullmatch(text, host, end)) is not None
+              and int(ported.group(1)) <= _MAX_PORT and text.startswith("/", end)):
+            in_path = ats_before.at(cuts.at(end))
+            if in_path >= end:
+                at = in_path
+        else:
             at = last_at
-        if at != -1:
-            out.append(text[pos:start])
-            out.append("***")
-            pos = at
-        search = max(end, at + 1)
+        if at > pos:
+            if start >= pos:
+                out.append(text[pos:start])
+                out.append("***")
+            pos = at  # else it starts in what is hidden already and ends further
+        # from the end of the authority, not from the "@": an "@" of the path may be inside
+        # the userinfo of a URL that starts before it (``https://h:1/https://u@v:p?w@h``)
+        search = end
     out.append(text[pos:])
     return "".join(out)
 
@@ -218,11 +268,18 @@ def safe_url(url: str) -> str:
       any prefix), whatever its scheme and its case, scheme-relative (``//user:pw@h``) or with
       the slashes the WHATWG parser forgives (``https:user:pw@h``, ``https:\\\\user:pw@h``),
       with an IPv6 host, percent-encoded, or a password holding ``@``, ``/``, ``?``, ``#`` or
-      whitespace.  So a later ``@`` (the last one of the text) is taken for the end of a
-      userinfo when the authority before it has a port or characters no host has
-      (``https://h:8443/@team`` shows as ``https://***@team``), or the path's first segment
-      holds a ``:`` (``https://h/a:b@c``); an ``@`` in a path after a plain host is left
-      alone (``https://server.example/@team/mcp``).
+      whitespace.  So a later ``@`` may be taken for the end of a userinfo: after a plain
+      host and a port, the last ``@`` of the path (``https://user:12/34@h.com/x`` shows as
+      ``https://***@h.com/x``, and so ``https://h:8443/@team`` as ``https://***@team``), never
+      one in the query or fragment (``http://localhost:3000/cb?u=x@evil.example`` shows as
+      ``http://localhost:3000/cb``); after a port with no path, a port over 65535 or
+      characters no host has, the last ``@`` of the text (``https://admin:2024#pw@h/`` shows
+      as ``https://***@h/``); after a plain host, only when the path's first segment holds a
+      ``:`` (``https://h/a:b@c``), else an ``@`` in the path, query or fragment is left alone
+      (``https://server.example/@team/mcp``).  The one userinfo still shown: a user name and
+      the front of its password when the password starts with a number up to 65535, then a
+      raw ``/``, and holds a raw ``?`` or ``#`` further on (``https://user:12/a?b@h`` shows as
+      ``https://user:12/a``, which is how every parser reads it: host ``user``, port 12).
     - Everything from the first ``?`` or ``#`` is dropped: a query or a fragment may carry a
       ``code``, an ``access_token``, a ``state``...
     - Tabs and newlines are dropped (as URL parsers drop them), other control characters

@@ -427,6 +427,13 @@ class ClientSession:
         self.server_capabilities = discovered.capabilities
         self.instructions = discovered.instructions
 
+    def _closed_error_for(self, what: str) -> ConnectionClosed:
+        """The error for ``what`` on a closed session: plain when the host closed it, else
+        :class:`ConnectionLost` with the reason."""
+        if self.closed_error is None:
+            return ConnectionClosed(f"{what}: the session is closed")
+        return ConnectionLost(f"{what}: the session is closed ({self.closed_error})")
+
     def _fail_opening(self, handle: RequestHandle[Any], error: MCPError) -> None:
         self._wire.events.append(Failed(handle=handle, error=error))
         # The other opening (an initialize sent beside the probe) shares the handle: it has
@@ -563,7 +570,7 @@ class ClientSession:
             raise ValueError(f"unknown log level {level!r}; use one of {sorted(_LOG_LEVELS)}")
         if self.era == "modern":
             if self.state is State.CLOSED:
-                raise ConnectionClosed("cannot set the log level: the session is closed")
+                raise self._closed_error_for("cannot set the log level")
             # 2026-07-28 has no logging/setLevel: the level rides on every request (G-11).
             self._log_level = level
             assert self.protocol_version is not None
@@ -588,7 +595,7 @@ class ClientSession:
     def notify_roots_list_changed(self) -> None:
         """Tell the server the roots changed (``notifications/roots/list_changed``)."""
         if self.state is State.CLOSED:
-            raise ConnectionClosed("cannot notify: the session is closed")
+            raise self._closed_error_for("cannot notify")
         if self.state is not State.READY:
             raise LocalProtocolError("notifications can only be sent once the session is ready")
         if self.era == "modern":
@@ -753,7 +760,7 @@ class ClientSession:
     def _resubscribe(self, uri: str, add: bool, now: float,
                      timeout: float | None) -> RequestHandle[Any]:
         if self.state is State.CLOSED:
-            raise ConnectionClosed("cannot (un)subscribe: the session is closed")
+            raise self._closed_error_for("cannot (un)subscribe")
         handle: RequestHandle[Any] = RequestHandle(
             self._wire.take_id(), "resources/subscribe" if add else "resources/unsubscribe")
         return self._subs.change(handle, uri, add, now, self.server_capabilities)

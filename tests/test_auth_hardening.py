@@ -366,7 +366,9 @@ def test_safe_url_is_linear() -> None:
     # A hostile string with an authority start every few characters and no "@": each one
     # must not rescan the rest of the string.
     for text in ("//a:" * 50_000, "https:a:" * 30_000, "//a:" * 50_000 + "@h",
-                 "/" * 200_000, "@" * 200_000, "//" + "@" * 200_000):
+                 "/" * 200_000, "@" * 200_000, "//" + "@" * 200_000,
+                 "//h:1/" * 50_000 + "?@", "//h:1/" * 50_000 + "@",
+                 "https://h:8443/" * 20_000 + "#@"):
         started = time.perf_counter()
         safe_url(text)
         assert time.perf_counter() - started < 2.0
@@ -428,6 +430,8 @@ def text_with_credentials(draw: st.DrawFn) -> tuple[str, list[str]]:
 @given(text_with_credentials())
 @example(("@https://user:QZ0pwQZ@h.com/x", ["QZ0pwQZ"]))
 @example(("https://QZ0a/bQZ:QZ1c?dQZ@h/x", ["QZ0a/bQZ", "QZ1c?dQZ"]))
+@example(("https://QZ0QZ@h.example:8080/https://QZ2@QZ:QZ30?QZ@h.example",
+          ["QZ0QZ", "QZ2@QZ", "QZ30?QZ"]))
 def test_safe_url_never_shows_a_credential(case: tuple[str, list[str]]) -> None:
     text, secrets = case
     shown = safe_url(text)
@@ -472,6 +476,115 @@ def test_query_and_fragment_secrets_never_survive(name: str, mark: str, after: s
     text = f"https://h.example{mark}{name}=QZsecretQZ{after}"
     assert "QZsecretQZ" not in safe_url(text)
     assert safe_url(text).startswith("https://h.example")
+
+
+
+# An "@" in the query or fragment of a URL with a plain host and a port is not a userinfo end:
+# the message names the real host, never one chosen by whoever wrote the query.
+@pytest.mark.parametrize(("text", "shown"), [
+    ("https://mcp.example.com:8443/mcp?email=a@b.com", "https://mcp.example.com:8443/mcp"),
+    ("http://localhost:3000/cb?u=x@evil.example", "http://localhost:3000/cb"),
+    ("https://real.example:8443/x#https://u@phish.example/login",
+     "https://real.example:8443/x"),
+    ("http://127.0.0.1:53682/callback?code=c&state=s&iss=https://a@evil.example",
+     "http://127.0.0.1:53682/callback"),
+    ("http://[::1]:3000/cb?u=x@evil.example", "http://[::1]:3000/cb"),
+    ("//h.example:8080/?u=x@evil.example", "//h.example:8080/"),
+    ("HTTPS://H.example:65535/a/b#x@evil", "HTTPS://H.example:65535/a/b"),
+    ("https://u@h.example:8443/x?a@evil.example", "https://***@h.example:8443/x"),
+    ("see http://localhost:3000/cb?u=x@evil.example", "see http://localhost:3000/cb"),
+])
+def test_an_at_sign_in_the_query_after_a_port_does_not_hide_the_host(text: str,
+                                                                    shown: str) -> None:
+    assert safe_url(text) == shown
+
+
+# What still reads as a userinfo after "host:port" (a password that starts with digits and
+# holds a raw "/", "?", "#" or whitespace reads as a port): the credential is hidden.
+@pytest.mark.parametrize(("text", "shown"), [
+    ("https://user:12/34@h.com/x", "https://***@h.com/x"),
+    ("https://user:12/34@h.com/x?q=a@b.example", "https://***@h.com/x"),
+    ("https://user:12/34/56@h.com/x", "https://***@h.com/x"),
+    ("https://admin:2024#Spring@h.example/", "https://***@h.example/"),
+    ("https://admin:2024?Spring@h.example/", "https://***@h.example/"),
+    ("https://user:12 34@h.com/x", "https://***@h.com/x"),
+    ("https://user:12\\34@h.com/x", "https://***@h.com/x"),
+    ("https://user:99999/34?x@h.com/x", "https://***@h.com/x"),  # no port is over 65535
+    ("https://user:123456/x?y@h.com/x", "https://***@h.com/x"),
+    ("https://h:8443/@team", "https://***@team"),  # the same shape as user:12/34@h.com
+    # an "@" of the path that is inside the userinfo of a URL starting in the path
+    ("https://u@h.example:8080/https://v@w:pw?x@h.example", "https://***@h.example"),
+    ("https://h.example:8080/x/https://v@w:pw?x@h.example", "https://***@h.example"),
+])
+def test_a_password_that_reads_as_a_port_is_still_hidden(text: str, shown: str) -> None:
+    assert safe_url(text) == shown
+
+
+def test_a_callback_for_another_path_names_the_real_host() -> None:
+    with pytest.raises(CallbackRejected) as caught:
+        check_callback("http://127.0.0.1:53682/other?u=x@evil.example&state=s&code=c",
+                       redirect_uri=PORTED, state="s", issuer=AS, iss_advertised=False)
+    assert "the callback is for http://127.0.0.1:53682/other, not" in str(caught.value)
+    assert "evil" not in str(caught.value) and "***" not in str(caught.value)
+
+
+def test_a_resource_mismatch_names_the_real_host() -> None:
+    resource = "https://other.example:8443/mcp?contact=a@evil.example"
+    body = json.dumps({"resource": resource, "authorization_servers": [AS]}).encode()
+    with pytest.raises(ResourceMismatch) as caught:
+        parse_prm(answer(200, body), PRM_HEADER, MCP)
+    assert "is for https://other.example:8443/mcp, not" in str(caught.value)
+    assert "evil" not in str(caught.value)
+
+
+PATH_CHARS = "abcXYZ019-._~!$&'()*+,;=%"
+
+
+@FUZZ
+@given(st.sampled_from(["https://", "http://", "HTTPS://", "//", "ws://"]),
+       st.sampled_from(["mcp.example.com", "localhost", "127.0.0.1", "[::1]",
+                        "[2001:db8::1]", "xn--bcher-kva.example", "h", "a-b.c_d~e"]),
+       st.none() | st.integers(0, 65535).map(str) | st.sampled_from(["080", "00443"]),
+       st.lists(st.text(alphabet=PATH_CHARS, max_size=8), min_size=1, max_size=4),
+       st.sampled_from(["?", "#"]),
+       st.text(max_size=20), st.text(max_size=20))
+@example("https://", "mcp.example.com", "8443", ["mcp"], "?", "email=a", "b.com")
+@example("http://", "localhost", "3000", ["cb"], "?", "u=x", "evil.example")
+@example("https://", "real.example", "8443", ["x"], "#", "https://u", "phish.example/login")
+def test_the_host_shown_is_the_real_one_whatever_the_query_holds(
+        scheme: str, host: str, port: str | None, segments: list[str], mark: str,
+        before: str, after: str) -> None:
+    # a plain host[:port], a path without "@" (or ":", which after a portless host may be a
+    # user name with a raw "/"), then a query or fragment with an "@" in it
+    authority = host if port is None else f"{host}:{port}"
+    prefix = f"{scheme}{authority}" + "".join(f"/{s}" for s in segments)
+    shown = safe_url(f"{prefix}{mark}{before}@{after}")
+    assert shown.startswith(f"{scheme}{authority}/"), shown
+    assert shown == prefix  # nothing hidden, nothing invented (and too short to be cut)
+
+
+@st.composite
+def digit_password_url(draw: st.DrawFn) -> str:
+    """A URL whose password starts with a number that could be a port, then one raw
+    character that ends an authority (or none), and whose user name is a plain host: all
+    but the one shape ``user:digits/...?...@h`` that every parser reads as host:port."""
+    digits = draw(st.integers(0, 999_999).map(str) | st.sampled_from(["0", "8443", "65535"]))
+    odd = draw(st.sampled_from(["", "/", "?", "#", " ", "\\", "@", "/x/"]))
+    body = draw(st.text(alphabet=USERINFO_CHARS, max_size=8))
+    host = draw(st.sampled_from(["h.example", "[::1]", "127.0.0.1:8080", "h"]))
+    rest = draw(st.sampled_from(["", "/", "/path", "/@team/x", "?q=a@b.example", "#f@g",
+                                 "/a?b@c#d@e"]))
+    scheme = draw(st.sampled_from(["https://", "http://", "//"]))
+    return f"{scheme}QZ0user:{digits}{odd}QZ1{body}QZ@{host}{rest}"
+
+
+@FUZZ
+@given(digit_password_url(), FILLER)
+@example("https://QZ0user:12/QZ1QZ@h.example/", "")
+@example("https://QZ0user:2024#QZ1QZ@h.example/?a@b", "")
+def test_a_password_that_starts_like_a_port_is_never_shown(url: str, after: str) -> None:
+    shown = safe_url(url + after)
+    assert "QZ0" not in shown and "QZ1" not in shown, (url, shown)
 
 
 # -- 3. parsers raise only what they document --------------------------------------------------

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 from _bindings import BINDINGS, Binding, run
-from conftest import TESTS
+from conftest import TESTS, scripted_command
 
 from mcp_proto import ConnectionClosed, NotSent, ServerExited
 from mcp_proto.host import HostConfig, RestartPolicy, ServerSpec, ServerUnavailable
@@ -86,13 +86,15 @@ def test_a_server_that_reads_nothing_then_exits_is_started_once(binding: str,
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
-def test_a_server_killed_by_the_probe_is_still_restarted(binding: str) -> None:
+@pytest.mark.parametrize("scenario_name", ["exit-on-probe", "slow-exit-on-probe"])
+def test_a_server_killed_by_the_probe_is_still_restarted(binding: str,
+                                                         scenario_name: str) -> None:
     """V-23 still holds: a server that reads the probe and exits is started again in the
-    handshake era."""
-    from test_bindings_parity import scripted_command  # noqa: PLC0415
+    handshake era, also when it exits only after the initialize sent beside the probe
+    (after 0.5 s) reached its pipe unread: it read some of its input."""
 
     async def scenario(b: Binding) -> None:
-        async with b.connect_stdio(scripted_command("exit-on-probe")) as c:
+        async with b.connect_stdio(scripted_command(scenario_name)) as c:
             assert c.era == "legacy"
             assert (await c.call_tool("echo", {"text": "x"})).text == "x"
 
@@ -190,6 +192,9 @@ CHAOS_CALLERS = 8
 CHAOS_SECONDS = 4.0
 #: Seconds between two kills (a random server each time).
 CHAOS_KILL_EVERY = (0.2, 0.5)
+#: Seconds each server holds a logged call before answering: kills land between the log
+#: line and the answer, where a replay would show as a second log line.
+CHAOS_CALL_DELAY = 0.02
 #: No call may take longer than this (the restart schedule is capped at 0.2 s).
 CHAOS_CALL_BOUND = 10.0
 
@@ -203,7 +208,8 @@ def test_chaos_random_kills_under_concurrent_calls(binding: str, tmp_path: Path)
     rng = random.Random(21)
     logs = {f"s{i}": tmp_path / f"s{i}.jsonl" for i in range(CHAOS_SERVERS)}
     cfg = HostConfig(servers={name: ServerSpec(
-        name=name, command=(sys.executable, HOST_SERVER, "--name", name, "--log", str(log)))
+        name=name, command=(sys.executable, HOST_SERVER, "--name", name, "--log", str(log),
+                            "--call-delay", str(CHAOS_CALL_DELAY)))
         for name, log in logs.items()})
     answered: list[tuple[str, str]] = []
     failures: Counter[str] = Counter()

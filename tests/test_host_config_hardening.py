@@ -197,20 +197,46 @@ def test_toml_writer_names_what_it_cannot_hold() -> None:
 
 # -- bug 4a: args beside a URL ---------------------------------------------------------------------
 
+STRAY_ARGS: list[Any] = [["--x"], ["${MISSING}", "x\x00"], [1], 5, {"a": True}]
+
+
 @pytest.mark.parametrize("dialect", sorted(URL_KEYS))
-def test_a_url_server_with_args_is_a_problem(dialect: str) -> None:
-    """The args landed in ``command`` of an http spec and the dump dropped them.  No
-    dialect has args beside a URL (host-notes 3.1): refused, in every URL dialect."""
+def test_a_url_server_ignores_args_and_keeps_them_as_written(dialect: str) -> None:
+    """The args landed in ``command`` of an http spec and the dump dropped them; then the
+    whole file was refused for them.  Other hosts ignore args beside a URL (no dialect
+    has them, host-notes 3.1): ignored with a warning, kept in ``raw`` as written (even
+    junk, a missing variable or a NUL: nothing uses them), written back to the same
+    dialect and dropped with a warning on conversion."""
     key = URL_KEYS[dialect]
-    source = entry_source(dialect, {key: "https://h.example/", "args": ["--x"]})
-    assert problems_of(source, dialect=dialect) == [
-        ("s", "args", f"a URL server ({key!r}) takes no arguments: remove them, or start "
-                      "the server from a command")]
-    # an empty list says nothing: accepted, and the config round-trips
+    for args in STRAY_ARGS:
+        source = entry_source(dialect, {key: "https://h.example/", "args": args})
+        c = parse_config(source, dialect=dialect)
+        assert c.warnings == ("s.args: a URL server ignores args: kept as written",)
+        spec = c.servers["s"]
+        assert spec.transport != "stdio" and spec.command == () and spec.raw == {"args": args}
+        text, warnings = dump_config_with_warnings(c, dialect)
+        assert warnings == ()
+        assert reparse(text, dialect) == c and reparse(text, dialect).servers == c.servers
+        other = "cursor" if dialect != "cursor" else "vscode"
+        text, warnings = dump_config_with_warnings(c, other)
+        assert warnings == ("s.args: a URL server ignores args: not written to " + other,)
+        assert "args" not in json.loads(text)["mcpServers" if other == "cursor"
+                                              else "servers"]["s"]
+    # an empty list says nothing: accepted, not kept, and the config round-trips
     c = parse_config(entry_source(dialect, {key: "https://h.example/", "args": []}),
                      dialect=dialect)
-    assert c.servers["s"].command == ()
+    assert c.servers["s"].command == () and c.servers["s"].raw == {} and not c.warnings
     assert reparse(dump_config(c), dialect) == c
+
+
+def test_args_of_a_url_server_keep_every_other_problem() -> None:
+    """Only what reading the ignored args found is dropped: the entry's other problems
+    stay, and a command beside a URL is still one."""
+    assert problems_of({"mcpServers": {"s": {"url": "https://h.example/", "args": [1],
+                                             "env": {"K": []}}}}) == [
+        ("s", "env.K", "must be a string, not a list")]
+    assert [p[:2] for p in problems_of({"mcpServers": {"s": {
+        "url": "https://h.example/", "command": "x", "args": ["a"]}}})] == [("s", "command")]
 
 
 def test_a_url_spec_built_with_a_command_dumps_with_a_warning() -> None:
@@ -222,11 +248,12 @@ def test_a_url_spec_built_with_a_command_dumps_with_a_warning() -> None:
         assert reparse(text, dialect).servers["r"].command == ()
 
 
-def test_a_gemini_sse_url_with_args_is_a_problem() -> None:
-    assert problems_of({"mcpServers": {"s": {"url": "https://h.example/sse", "args": ["a"]}}},
-                       dialect="gemini") == [
-        ("s", "args", "a URL server ('url') takes no arguments: remove them, or start the "
-                      "server from a command")]
+def test_a_gemini_sse_url_ignores_args() -> None:
+    c = parse_config({"mcpServers": {"s": {"url": "https://h.example/sse", "args": ["a"]}}},
+                     dialect="gemini")
+    assert c.servers["s"].transport == "sse" and c.servers["s"].raw == {"args": ["a"]}
+    assert c.warnings == ("s.args: a URL server ignores args: kept as written",)
+    assert parse_config(dump_config(c), dialect="gemini") == c
 
 
 # -- bug 4b: milliseconds that read back exactly ---------------------------------------------------
@@ -271,20 +298,31 @@ def test_every_gemini_timeout_round_trips(millis: float) -> None:
 
 # -- bug 4c: lone surrogates -----------------------------------------------------------------------
 
-def test_a_lone_surrogate_is_refused_naming_where() -> None:
-    """A ``"\\ud800"`` escape is valid JSON grammar but no Unicode: the dump could not be
-    encoded (and TOML cannot say it at all), so the parser refuses it wherever it is."""
+SURROGATE_WHY = "holds a lone surrogate (\\uD800-\\uDFFF): not Unicode text, so no " \
+                "process, server or model can be given it"
+
+
+def test_a_lone_surrogate_is_refused_where_it_is_used() -> None:
+    """A ``"\\ud800"`` escape is valid JSON grammar but no Unicode: a field the host passes
+    to a process, a server or a model cannot hold it, so it is a problem there, naming the
+    place (the key shown escaped, so the message can be printed)."""
     text = ('{"mcpServers": {"a\\ud800": {"command": "x"}, "b": {"command": "x", "args": '
-            '["ok", "\\udc00"], "env": {"\\ud800K": "v"}, "note": {"deep": ["\\udfff"]}}}, '
-            '"other": "\\ud800"}')
-    message = "holds a lone surrogate (\\uD800-\\uDFFF): not Unicode text, so no file can " \
-              "hold it"
+            '["ok", "\\udc00"], "env": {"\\ud800K": "v", "V": "\\ud83d"}, "cwd": "/\\udfff", '
+            '"description": "\\ud800", "autoApprove": ["t", "\\ud800"], '
+            '"note": {"deep": ["\\udfff"]}}, "c": {"url": "https://h/\\ud800", '
+            '"headers": {"H": "\\ud800"}}}, "other": "\\ud800"}')
+    name_why = "this key holds a lone surrogate (\\uD800-\\uDFFF): not Unicode text, so " \
+               "no tool name or message can carry it"
     assert problems_of(text) == [
-        ("a\\ud800", None, f"this key {message}"),
-        ("b", "args[1]", f"the value {message}"),
-        ("b", "env.\\ud800K", f"this key {message}"),
-        ("b", "note.deep[0]", f"the value {message}"),
-        (None, "other", f"the value {message}")]
+        ("a\\ud800", None, name_why),
+        ("b", "args[1]", f"the value {SURROGATE_WHY}"),
+        ("b", "env.\\ud800K", f"this key {SURROGATE_WHY}"),
+        ("b", "env.V", f"the value {SURROGATE_WHY}"),
+        ("b", "cwd", f"the value {SURROGATE_WHY}"),
+        ("b", "description", f"the value {SURROGATE_WHY}"),
+        ("b", "autoApprove[1]", f"the value {SURROGATE_WHY}"),
+        ("c", "url", f"the value {SURROGATE_WHY}"),
+        ("c", "headers.H", f"the value {SURROGATE_WHY}")]
     for dialect in DIALECTS:  # every dialect, JSON text or bytes or a mapping
         root = ROOT_KEYS[dialect]
         for source in ('{"' + root + '": {"s": {"command": "\\ud800"}}}',
@@ -294,6 +332,86 @@ def test_a_lone_surrogate_is_refused_naming_where() -> None:
                 parse_config(source, dialect=dialect)
             assert [(p.server, p.field) for p in info.value.problems] == [("s", "command")]
             str(info.value).encode("utf-8")  # the message itself is printable
+    codex = {"mcp_servers": {"s": {"url": "https://h/", "env_vars": ["\ud800"],
+                                   "bearer_token_env_var": "\ud800",
+                                   "env_http_headers": {"X": "\ud800"}}}}
+    assert [p[:2] for p in problems_of(codex)] == [
+        ("s", "env_vars[0]"), ("s", "bearer_token_env_var"), ("s", "env_http_headers.X")]
+
+
+#: ``~/.claude.json`` as Claude Code writes it: Node's JSON.stringify cut a pair in a
+#: history line and wrote the half as an escape.
+CLAUDE_JSON = ('{"mcpServers":{"a":{"command":"x"}},'
+               '"projects":{"/p":{"history":[{"display":"trunc \\ud83d"}]}}}')
+
+
+def test_a_lone_surrogate_where_nothing_uses_it_is_kept() -> None:
+    """It refused the whole ``~/.claude.json`` (the scan walked every root key, though only
+    ``mcpServers`` is read; at the release before, the file parsed).  A surrogate in a raw
+    key or a root key the parser does not use is kept, and the JSON dump writes it as the
+    same escape: valid UTF-8 that reads back equal."""
+    c = parse_config(CLAUDE_JSON, path="/home/u/.claude.json")
+    assert c.extra == {"projects": {"/p": {"history": [{"display": "trunc \ud83d"}]}}}
+    text, warnings = dump_config_with_warnings(c)
+    assert warnings == () and '"display": "trunc \\ud83d"' in text
+    text.encode("utf-8")
+    assert parse_config(text, path="/home/u/.claude.json") == c
+    assert dump_config(parse_config(text, path="/home/u/.claude.json")) == text
+    # raw keys and values of an entry, a Zed or VS Code settings file (JSONC) alike
+    zed = parse_config('{"context_servers": {"s": {"command": "x", "\\udc80k": '
+                       '["\\ud800"]}}, "theme": {"name": "\\ud83d"}, // c\n}', dialect="zed")
+    assert zed.servers["s"].raw == {"\udc80k": ["\ud800"]}
+    again = parse_config(dump_config(zed), dialect="zed")
+    assert again == zed and again.servers == zed.servers
+    # TOML cannot say it: left out, with a warning, the rest written
+    text, warnings = dump_config_with_warnings(zed, "codex")
+    assert "s.\\udc80k: the key: TOML text cannot hold a surrogate code point: not " \
+           "written" in " ".join(warnings)
+    tomllib.loads(text)
+
+
+def test_a_config_with_a_kept_surrogate_is_saved_and_loaded(tmp_path: Path) -> None:
+    """The bindings' ``save_config`` writes the dump as UTF-8: it always encodes now."""
+    from mcp_proto_io._config_files import load_config, save_config  # noqa: PLC0415
+
+    path = tmp_path / ".claude.json"
+    path.write_text(CLAUDE_JSON, encoding="utf-8")
+    c = load_config(path, env={})
+    assert save_config(c) == ()
+    assert load_config(path, env={}) == c
+    assert save_config(c, tmp_path / "config.toml", "codex") == (
+        "root keys of the claude-code config are not written to codex: projects",)
+
+
+def test_warnings_show_a_kept_surrogate_escaped() -> None:
+    """A raw key named in a warning (an unknown restartPolicy key, a legacy Zed command
+    key) is shown escaped: warnings are printed to UTF-8 streams."""
+    adk = parse_config({"mcpServers": {"s": {"command": "x", "restartPolicy": {
+        "\ud800": 1}}}}, dialect="adk")
+    assert adk.warnings == ("s.restartPolicy.\\ud800: is not a restartPolicy key: dropped",)
+    zed = parse_config({"context_servers": {"s": {"command": {"path": "x", "\ud800": 1}}}})
+    assert zed.warnings == ("s.command: unknown keys \\ud800 of the legacy command are "
+                            "dropped",)
+
+
+def test_env_file_paths_skip_a_path_with_a_surrogate() -> None:
+    """Opening it would raise UnicodeEncodeError in the binding; parse_config names it."""
+    source = {"servers": {"s": {"command": "x", "envFile": "/e\ud800"},
+                          "t": {"command": "x", "envFile": "/ok"}}}
+    assert env_file_paths(source, dialect="vscode") == ("/ok",)
+    assert [p[:2] for p in problems_of(source, dialect="vscode",
+                                       env_files={"/ok": ""})] == [("s", "envFile")]
+
+
+def test_an_oauth_value_with_a_surrogate_is_not_used() -> None:
+    from mcp_proto.host import oauth_settings  # noqa: PLC0415
+
+    c = parse_config({"mcpServers": {"s": {"url": "https://h/", "oauth": {
+        "clientId": "id\ud800", "scopes": ["a", "\udc00"], "issuer": "https://i/"}}}},
+        dialect="gemini")
+    settings_ = oauth_settings(c.servers["s"])
+    assert settings_ is not None
+    assert (settings_.client_id, settings_.scope, settings_.issuer) == (None, None, "https://i/")
 
 
 def test_an_escaped_surrogate_pair_is_one_character_and_fine() -> None:
@@ -305,23 +423,39 @@ def test_an_escaped_surrogate_pair_is_one_character_and_fine() -> None:
         assert reparse(text, dialect).servers["s"].command == c.servers["s"].command
 
 
-def test_many_surrogates_are_counted_after_a_few() -> None:
-    source = {"mcpServers": {}, "x": ["\ud800"] * (MAX_LISTED_FAULTS + 5)}
+def test_many_foreign_values_are_counted_after_a_few() -> None:
+    source = {"mcpServers": {}, "x": [{1}] * (MAX_LISTED_FAULTS + 5)}
     problems = problems_of(source)
     assert len(problems) == MAX_LISTED_FAULTS + 1
     assert problems[-1] == (None, None, "5 more keys or values are no config data")
+    # surrogates are none of those
+    assert parse_config({"mcpServers": {}, "x": ["\ud800"] * 50}).extra == {
+        "x": ["\ud800"] * 50}
 
 
 def test_a_config_built_in_code_with_surrogates_dumps_with_warnings() -> None:
-    """``parse_config`` refuses them; a config built in code still dumps to valid UTF-8,
-    leaving such strings out with warnings that are themselves printable."""
+    """A config built in code may hold them where ``parse_config`` refuses them: the dump
+    is still valid UTF-8, with printable warnings.  JSON writes each as its escape (a
+    warning names the field parse_config would refuse); TOML leaves such strings out; a
+    pair as two code points (JSON would read its escapes back as one character) is left
+    out of JSON."""
     c = HostConfig(dialect="generic", servers={"s\udc80": ServerSpec(
-        name="s\udc80", command=("x",), raw={"note": "a\ud800", "\udfff": 1})})
-    for dialect in ("generic", "codex"):
-        text, warnings = dump_config_with_warnings(c, dialect)
-        text.encode("utf-8")
-        assert all(w.encode("utf-8") for w in warnings)
-        assert len(warnings) == 1 and "s\\udc80" in warnings[0]
+        name="s\udc80", command=("x", "\ud800"), raw={"note": "a\ud800", "\udfff": 1,
+                                                      "pair": "\ud83d\ude00"})})
+    text, warnings = dump_config_with_warnings(c)
+    text.encode("utf-8")
+    assert warnings == (
+        "s\\udc80.name: holds a lone surrogate: written as its \\u escape, which parse_config "
+        "refuses there",
+        "s\\udc80.command: holds a lone surrogate: written as its \\u escape, which "
+        "parse_config refuses there",
+        "mcpServers.s\\udc80.pair: a surrogate pair as two code points reads back as one "
+        "character: not written")
+    assert json.loads(text)["mcpServers"]["s\udc80"] == {
+        "command": "x", "args": ["\ud800"], "note": "a\ud800", "\udfff": 1}
+    text, warnings = dump_config_with_warnings(c, "codex")
+    text.encode("utf-8")
+    assert len(warnings) == 1 and "s\\udc80" in warnings[0]
 
 
 # -- other types a mapping may hold ----------------------------------------------------------------

@@ -758,7 +758,7 @@ def test_gemini_keywords() -> None:
                       "exclusiveMinimum: 0; Allowed values: 1, 2, 3"}
     assert p["s"] == {"type": "string", "enum": ["x"], "example": "a",
                       "description": 'format: "uri"'}
-    assert p["c"] == {"description": "Must be: 3"}
+    assert p["c"] == {"type": "integer", "description": "Must be: 3"}  # typed by its value
     assert p["t"] == {"type": "string", "format": "date-time", "pattern": "^2", "minLength": 1}
     assert p["i"] == {"type": "integer", "format": "int64", "minimum": 0, "default": 3}
     assert p["m"] == {"type": "object"}

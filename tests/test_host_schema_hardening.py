@@ -2,10 +2,13 @@
 
 1. ``gemini-openapi`` arrays whose items the source leaves open (none, ``{}``, ``true``,
    typeless, ``false``, a recursive array cut) get typed items: Gemini answers 400
-   ("items: missing field") to an array without them.
+   ("items: missing field") to an array without them.  The type is one the source accepts
+   values of (typeless items take the type of their enum/const values; a ``not`` excluding
+   strings gets another type), checked with jsonschema over generated items schemas.
 2. A ``$ref`` beside constraints (and ``allOf`` entries) is merged as the *intersection*:
-   the larger minimum, the smaller maximum ..., never one side's value silently; an
-   intersection no value satisfies is said.
+   the larger minimum, the smaller maximum ..., never one side's value silently (draft 4's
+   ``minimum`` with a boolean ``exclusiveMinimum`` as one bound); an intersection no value
+   satisfies (two different ``const`` values too) is said.
 3. ``anthropic``: a property repeated by many root ``allOf`` entries gets one flat ``allOf``
    (it nested one level per entry), and ``max_depth`` bounds every target's *output*.
 4. A ``$ref`` fan-out is stopped by the budget after converting each site once (it expanded
@@ -118,8 +121,13 @@ def test_gemini_open_array_items_get_a_type(name: str) -> None:
     check_gemini_arrays(out.schema)
     assert ("/properties/a/items" if "prefixItems" not in OPEN_ARRAYS[name]
             else "/properties/a/prefixItems", "assumed-type") in kinds(out)
-    # the loosening is said to the model too, and no note claims the items stay typeless
-    assert "items: any value" in json.dumps(prop(out))
+    # the loosening is said to the model too (what is true: items: false takes none), and
+    # no note claims the items stay typeless
+    said = json.dumps(prop(out))
+    if name == "false items":
+        assert "items: none" in said and "any value" not in said
+    else:
+        assert "items: any value" in said
     assert ("/properties/a/items", "untyped") not in kinds(out)
 
 
@@ -128,7 +136,68 @@ def test_gemini_open_items_keep_what_a_string_can_say() -> None:
     assert prop(out)["items"] == {"type": "string", "description": "a tag", "minLength": 1}
     assert prop(out)["type"] == "array"
     falsy = prop(normalize_schema(obj(a=OPEN_ARRAYS["false items"]), "gemini-openapi"))
-    assert falsy["maxItems"] == 0 and falsy["items"] == {"type": "string"}
+    assert falsy == {
+        "type": "array", "maxItems": 0, "items": {"type": "string"},
+        "description": "items: none (the tool's schema takes no items: the array must be "
+                       "empty; items declared as string only because Gemini needs a type)"}
+
+
+def items_of(items: Any, **defs: Any) -> dict[str, Any]:
+    schema = obj(a={"type": "array", "items": items})
+    if defs:
+        schema["$defs"] = defs
+    out = normalize_schema(schema, "gemini-openapi")
+    check(out, "gemini-openapi")
+    check_gemini_arrays(out.schema)
+    result: dict[str, Any] = prop(out)
+    return result
+
+
+@pytest.mark.parametrize(("items", "expected"), [
+    ({"enum": [1, 2, 3]}, {"type": "integer", "description": "Allowed values: 1, 2, 3"}),
+    ({"const": 5}, {"type": "integer", "description": "Must be: 5"}),
+    ({"enum": [True, False]}, {"type": "boolean", "description": "Allowed values: true, false"}),
+    ({"enum": [1, 2.5]}, {"type": "number", "description": "Allowed values: 1, 2.5"}),
+    ({"enum": [1, "a", None]}, {"anyOf": [{"type": "integer"}, {"type": "string"}],
+                                "nullable": True,
+                                "description": 'Allowed values: 1, "a", null'}),
+    ({"enum": [1, "a"], "not": {"type": "string"}},
+     {"type": "integer", "description": 'Allowed values: 1, "a"'}),
+    ({"$ref": "#/$defs/N"}, {"type": "integer", "description": "Allowed values: 1, 2"}),
+    ({"enum": ["a", "b"]}, {"type": "string", "enum": ["a", "b"]}),  # as before
+])
+def test_gemini_typeless_items_take_the_type_of_their_values(items: Any,
+                                                             expected: Any) -> None:
+    """``items: {"enum": [1, 2, 3]}`` became ``{"type": "string", ...}``: the type was
+    inferred from string enums only, so open items were declared strings, which the source
+    refuses.  The type now comes from enum/const values of every scalar kind (several: an
+    anyOf of them, each typed)."""
+    assert items_of(items, N={"enum": [1, 2]})["items"] == expected
+
+
+def test_gemini_open_items_avoid_a_type_the_source_excludes() -> None:
+    """``not: {"type": "string"}`` made strings the only thing the model could send and the
+    only thing the source refused: the next type it allows is declared, and said."""
+    a = items_of({"not": {"type": "string"}, "minimum": 1})
+    assert a["items"] == {"type": "number", "minimum": 1}
+    assert a["description"].startswith("items: any value not of type string (")
+    assert items_of({"not": {"type": ["string", "number"]}})["items"] == {"type": "boolean"}
+    # a not that refuses every value: like items: false
+    empty = items_of({"not": {}})
+    assert empty["maxItems"] == 0 and "items: none" in empty["description"]
+    # only containers in the enum: object, whose enum stays in the description
+    assert items_of({"enum": [{"k": 1}]})["items"] == {
+        "type": "object", "description": 'Allowed values: {"k": 1}'}
+    # a not that refuses some strings only: string stays, and the note says what may go wrong
+    out = normalize_schema(obj(a={"type": "array", "items": {"not": {"enum": ["a"]}}}),
+                           "gemini-openapi")
+    assert prop(out)["items"] == {"type": "string"}
+    assert any(n.kind == "assumed-type" and "a string it refuses may be sent" in n.detail
+               for n in out.notes)
+    # no type Gemini can declare fits (only arrays): the least wrong, said so
+    out = normalize_schema(obj(a={"type": "array", "items": {"enum": [[1]]}}), "gemini-openapi")
+    assert prop(out)["items"]["type"] == "string"
+    assert any(n.kind == "assumed-type" and "least wrong" in n.detail for n in out.notes)
 
 
 def test_gemini_recursive_array_cut_has_items() -> None:
@@ -139,6 +208,120 @@ def test_gemini_recursive_array_cut_has_items() -> None:
         check(out, "gemini-openapi")
         check_gemini_arrays(out.schema)
         assert any(n.kind == "recursion-cut" for n in out.notes)
+        # its items are arrays (of arrays ...), not "any value" and not strings: the cut
+        # array is written empty, which the source accepts, and said so
+        assert "any value" not in json.dumps(out.schema)
+        cut = prop(out)
+        while cut.get("maxItems") != 0:
+            cut = cut["items"]
+        assert cut["type"] == "array" and "cut here: written as an empty array" in \
+            cut["description"]
+
+
+def test_gemini_recursive_array_cut_keeps_the_items_type() -> None:
+    """A cut array of trees declares its items as the trees' type (object), an array of
+    "string or the array again" as string: a type the items take, not "any value"."""
+    trees = {**obj(a={"$ref": "#/$defs/F"}), "$defs": {
+        "F": {"type": "array", "items": {"$ref": "#/$defs/T"}},
+        "T": {"type": "object", "properties": {"kids": {"$ref": "#/$defs/F"}}}}}
+    nested = {**obj(a={"$ref": "#/$defs/S"}), "$defs": {
+        "S": {"type": "array", "items": {"anyOf": [{"$ref": "#/$defs/S"}, {"type": "string"}]}}}}
+    for schema, kind in ((trees, "object"), (nested, "string")):
+        out = normalize_schema(schema, "gemini-openapi", ref_unfold=0)
+        check(out, "gemini-openapi")
+        check_gemini_arrays(out.schema)
+        assert "any value" not in json.dumps(out.schema)
+        cuts = [n for n in out.notes if n.kind == "assumed-type"]
+        assert cuts and all(f"items declared as {kind}, a type its items take" in n.detail
+                            for n in cuts)
+
+
+# -- the property: open items are declared a type whose values the source accepts ----------------
+
+#: Sample values of every type, covering the bounds the strategy draws (lengths 0-3,
+#: numbers -3..8, up to two properties).
+_POOL: list[Any] = ["", "a", "ab", "abc", *range(-3, 9), 1.5, -0.5, True, False, None, [],
+                    [1], {}, {"k": 1}, {"k": 1, "j": 2}]
+_DECLARABLE = ("string", "number", "integer", "boolean", "object")
+_ENFORCED = frozenset({"enum", "minLength", "maxLength", "pattern", "minimum", "maximum",
+                       "minItems", "maxItems", "minProperties", "maxProperties"})
+_scalars = (st.integers(-3, 3) | st.sampled_from([1.5, -0.5]) | st.booleans()
+            | st.sampled_from(["", "a", "abc"]) | st.none())
+typeless_items = st.fixed_dictionaries({}, optional={
+    "enum": st.lists(_scalars | st.sampled_from([{"k": 1}, [1]]), min_size=1, max_size=4),
+    "const": _scalars,
+    "not": st.sampled_from([{}, {"type": "string"}, {"type": "number"}, {"type": "integer"},
+                            {"type": ["string", "boolean"]}, {"enum": ["a"]},
+                            {"type": ["string", "number", "boolean", "object"]},
+                            {"type": "string", "minLength": 2}, {"description": "d"}]),
+    "minLength": st.integers(0, 3), "maxLength": st.integers(0, 3),
+    "minimum": st.integers(-2, 2), "maximum": st.integers(-2, 8),
+    "minProperties": st.integers(0, 2), "description": st.just("d"),
+})
+
+
+def as_json_schema(node: dict[str, Any]) -> dict[str, Any]:
+    """A gemini-openapi node as the JSON Schema of what Gemini enforces (descriptions are
+    for the model only)."""
+    out: dict[str, Any] = {k: v for k, v in node.items() if k in _ENFORCED}
+    null = [{"type": "null"}] if node.get("nullable") else []
+    if "type" in node:
+        out["type"] = [node["type"], "null"] if null else node["type"]
+    if "anyOf" in node:
+        out["anyOf"] = [as_json_schema(b) for b in node["anyOf"]] + null
+    if "items" in node:
+        out["items"] = as_json_schema(node["items"])
+    return out
+
+
+def _not_worked_out(source: dict[str, Any]) -> bool:
+    """Whether ``source``'s ``not`` refuses some values of a type, not whole types: the
+    conversion does not work those out (it says so in the note)."""
+    return not set(source.get("not", {})) <= {"type", "description"}
+
+
+def _type_level(source: dict[str, Any]) -> bool:
+    """Whether what ``source`` refuses is a matter of types and of keywords Gemini keeps
+    (no enum/const, a ``not`` of types only): then every value of the declared type that
+    the output accepts must be one the source accepts."""
+    return "enum" not in source and "const" not in source and not _not_worked_out(source)
+
+
+@settings(max_examples=400, deadline=None)
+@given(typeless_items)
+@example({"enum": [1, 2, 3]})
+@example({"const": 5})
+@example({"enum": [True, False]})
+@example({"not": {"type": "string"}})
+@example({"enum": [{"k": 1}, 1]})
+def test_gemini_open_items_type_is_one_the_source_accepts(source: dict[str, Any]) -> None:
+    """For a typeless items schema: whenever the source accepts a value of a type Gemini
+    can declare, some value of a declared type that the output accepts is accepted by the
+    source too; for a source that refuses by type only, every such value is.  An array
+    written empty is one whose items the source refuses all.  (A ``not`` refusing some
+    values of a type is not worked out: the least wrong type is declared, said in the
+    note, and the first claim is not made for it.)"""
+    from jsonschema import Draft202012Validator  # noqa: PLC0415
+
+    array = prop(normalize_schema(obj(a={"type": "array", "items": source}), "gemini-openapi"))
+    src = Draft202012Validator(source)
+    out = Draft202012Validator(as_json_schema(array["items"]))
+    is_type = Draft202012Validator.TYPE_CHECKER.is_type
+    values = [*_POOL, *source.get("enum", ()), *([source["const"]] if "const" in source else [])]
+    accepted = [v for v in values if src.is_valid(v)]
+    if array.get("maxItems") == 0:
+        assert not accepted, (source, array)
+        return
+    items = array["items"]
+    declared = [b["type"] for b in items.get("anyOf", [items])]
+    samples = {t: [v for v in values if is_type(v, t) and out.is_valid(v)] for t in declared}
+    if any(is_type(v, t) for v in accepted for t in _DECLARABLE) \
+            and not _not_worked_out(source):
+        assert any(src.is_valid(v) for t in declared for v in samples[t]), (source, items)
+    if _type_level(source):
+        for t in declared:
+            if any(is_type(v, t) for v in accepted):  # the source accepts values of t
+                assert all(src.is_valid(v) for v in samples[t]), (source, items, t)
 
 
 def test_gemini_typed_items_unchanged() -> None:
@@ -267,6 +450,67 @@ def test_anthropic_root_entry_ref_siblings_are_intersected() -> None:
     assert out.schema["maxProperties"] == 2
     assert out.schema["properties"] == {"x": {"type": "string"}}
     check(out, "anthropic")
+
+
+@pytest.mark.parametrize(("base", "over", "expected"), [
+    # x >= 5 and x > 3: x >= 5 (the flag of one side beside the other's value made it x > 5)
+    ({"minimum": 5}, {"minimum": 3, "exclusiveMinimum": True}, {"minimum": 5}),
+    ({"minimum": 3, "exclusiveMinimum": True}, {"minimum": 5}, {"minimum": 5}),
+    # at a tie the exclusive bound is the tighter
+    ({"minimum": 5}, {"minimum": 5, "exclusiveMinimum": True},
+     {"minimum": 5, "exclusiveMinimum": True}),
+    ({"maximum": 9, "exclusiveMaximum": True}, {"maximum": 7}, {"maximum": 7}),
+    ({"maximum": 5, "exclusiveMaximum": True}, {"maximum": 7},
+     {"maximum": 5, "exclusiveMaximum": True}),
+    # a later draft's number beside a draft-4 flag: still the tighter one, in draft 4's form
+    ({"maximum": 5, "exclusiveMaximum": True}, {"exclusiveMaximum": 4},
+     {"maximum": 4, "exclusiveMaximum": True}),
+    ({"minimum": 2, "exclusiveMinimum": False}, {"minimum": 1}, {"minimum": 2}),
+])
+def test_draft4_exclusive_bounds_are_one_bound(base: dict[str, Any], over: dict[str, Any],
+                                               expected: dict[str, Any]) -> None:
+    from mcp_proto.host._schema_base import _intersect  # noqa: PLC0415
+
+    result = _intersect(base, over)
+    assert result.merged == expected and not result.conflicts and not result.empty
+    # through a $ref and its siblings too
+    out = normalize_schema(with_def({"$ref": "#/$defs/D", **over}, {"type": "number", **base}),
+                           "anthropic")
+    check(out, "anthropic")
+
+
+def test_draft4_bounds_that_cross_are_unsatisfiable() -> None:
+    from mcp_proto.host._schema_base import _intersect  # noqa: PLC0415
+
+    result = _intersect({"minimum": 5, "exclusiveMinimum": True}, {"maximum": 5})
+    assert result.empty == ["minimum 5 = maximum 5"]
+    assert _intersect({"minimum": "x", "exclusiveMinimum": True}, {"minimum": 3}).conflicts \
+        == ["minimum"]
+
+
+def test_two_different_consts_are_unsatisfiable_not_a_conflict() -> None:
+    from mcp_proto.host._schema_base import _intersect  # noqa: PLC0415
+
+    result = _intersect({"const": 1}, {"const": 2})
+    assert result.merged == {"const": 1} and not result.conflicts
+    assert result.empty == ["the two const values differ"]
+    out = normalize_schema(obj(a={"allOf": [{"const": "a"}, {"const": "b"}]}), "gemini-openapi")
+    assert any(n.kind == "unsatisfiable" and "const values differ" in n.detail
+               for n in out.notes)
+    assert not any(n.kind == "removed" and "const" in n.path for n in out.notes)
+    assert "no value satisfies" in prop(out)["description"]
+
+
+def test_over_budget_is_a_plain_schema_error() -> None:
+    """The private ``_OverBudget`` (openai-strict's signal to fall back) escaped with its
+    name in the repr and the traceback."""
+    schema = {**obj(**{f"p{i}": {"$ref": "#/$defs/D"} for i in range(5)}),
+              "$defs": {"D": obj(**{f"q{i}": {"type": "string"} for i in range(20)})}}
+    with pytest.raises(SchemaError) as info:
+        normalize_schema(schema, "gemini-openapi", budget=40)
+    assert type(info.value) is SchemaError and "budget" in info.value.reason
+    assert "_OverBudget" not in repr(info.value) and "_OverBudget" not in str(info.value)
+    assert info.value.__cause__ is None and info.value.__suppress_context__
 
 
 # -- 3. anthropic: repeated allOf properties stay flat; max_depth bounds the output ------------

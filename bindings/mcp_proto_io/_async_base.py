@@ -323,7 +323,8 @@ class AsyncPump:
         """What a call on this ended connection raises: nothing was sent.  For a Host's
         client after its handshake, :class:`NotSent` (the Host routes the call again); the
         opening itself fails with the error the run ended with."""
-        error = self.exit_error or ConnectionClosed("the connection is closed")
+        error = self.exit_error or self.session.closed_error \
+            or ConnectionClosed("the connection is closed")
         if self.client.single_run and self.ready:
             return NotSent("the server's run ended", error)
         return error
@@ -372,7 +373,7 @@ class AsyncPump:
 
     def notify(self, send: Callable[[ClientSession], None]) -> None:
         if self.closed:
-            raise self.exit_error or ConnectionClosed("the connection is closed")
+            raise self._ended()
         send(self.session)
         self._after()
 
@@ -618,6 +619,10 @@ class StdioPump(AsyncPump):
     def _write(self, data: bytes) -> None:
         raise NotImplementedError
 
+    def _written(self) -> int:
+        """Bytes the server's stdin pipe took so far (for :class:`InputWitness`)."""
+        raise NotImplementedError
+
     def _flush(self) -> None:
         data = self.session.data_to_send()
         if data:
@@ -672,7 +677,7 @@ class StdioPump(AsyncPump):
             await self.rt.sleep(SETTLE_POLL)
         if not self.closing:
             self.exit_error = ServerExited(self.proc.returncode, self.stderr.text())
-            unread = self.witness is not None and self.witness.unread()
+            unread = self.witness is not None and self.witness.read_nothing(self._written())
             self.session.receive_eof(self.exit_error, input_unread=unread)
             self._after()
             # Stop what is left of the group now, while its id cannot have been reused.

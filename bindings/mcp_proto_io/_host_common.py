@@ -263,6 +263,8 @@ def meta_public_name(core: HostCore, server: str, tool: str) -> str:
 def meta_message(exc: BaseException) -> str:
     """What a model is told when a meta-tool failed: the error, URL values redacted, and
     no stderr (a server's stderr is for its operator, not for the model)."""
+    if isinstance(exc, NotSent) and exc.reason is not None:
+        exc = exc.reason  # its message would carry the reason's stderr lines
     if isinstance(exc, ServerExited):
         return f"ServerExited: the server exited with code {exc.exit_code}"
     return redact_url(f"{type(exc).__name__}: {exc}")

@@ -76,9 +76,12 @@ class InputWitness:
         self._fd = fd
         self._lock = threading.Lock()
 
-    def unread(self) -> bool:
-        """True when bytes the client wrote are still in the pipe, unread by the server.
-        False when the pipe is empty, the witness is closed, or the platform cannot say."""
+    def read_nothing(self, written: int) -> bool:
+        """True when the server read none of the ``written`` bytes the client put into the
+        pipe: they are all still there (or none was written).  False when it read some, the
+        witness is closed, or the platform cannot say (the V-23 restart stays possible)."""
+        if written == 0:
+            return True
         with self._lock:
             if self._fd < 0:
                 return False
@@ -89,7 +92,7 @@ class InputWitness:
                 raw = fcntl.ioctl(self._fd, termios.FIONREAD, b"\0\0\0\0")
             except (ImportError, OSError):  # pragma: no cover - a platform without FIONREAD
                 return False
-            return int.from_bytes(raw, sys.byteorder, signed=True) > 0
+            return int.from_bytes(raw, sys.byteorder, signed=True) >= written
 
     def close(self) -> None:
         """Idempotent; any thread."""

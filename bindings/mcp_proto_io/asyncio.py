@@ -275,6 +275,7 @@ class _StdioConnection(_Timer, StdioPump):
     out: asyncio.ReadTransport | None = None
     err: asyncio.ReadTransport | None = None
     into: asyncio.WriteTransport | None = None
+    given = 0  # bytes handed to ``into`` (what it still buffers was not written yet)
     writer: _PipeWriter
 
     async def open(self) -> None:
@@ -303,7 +304,12 @@ class _StdioConnection(_Timer, StdioPump):
         # wake-up of the server, per loop iteration.
         into = self.into
         if into is not None and not into.is_closing():
+            self.given += len(data)
             into.write(data)  # writes now what the pipe takes, buffers the rest
+
+    def _written(self) -> int:
+        into = self.into
+        return self.given - (into.get_write_buffer_size() if into is not None else 0)
 
     def _close_transport(self) -> None:
         self._stop_timer()

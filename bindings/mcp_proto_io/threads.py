@@ -268,7 +268,8 @@ class _Pump:
         """What a call on this ended connection raises: nothing was sent.  For a Host's
         client after its handshake, :class:`NotSent` (the Host routes the call again); the
         opening itself fails with the error the run ended with."""
-        error = self.exit_error or ConnectionClosed("the connection is closed")
+        error = self.exit_error or self.session.closed_error \
+            or ConnectionClosed("the connection is closed")
         if self.client.single_run and self.ready:
             return NotSent("the server's run ended", error)
         return error
@@ -390,6 +391,7 @@ class _Connection(_Pump):
         self._stopped = False
         self._closing = False
         self._gone = False  # the server's end was handled (by the reader or the service)
+        self.written = 0  # bytes the pipe took (under wlock): did the server read them?
         try:
             self.proc, self.witness = spawn(client._command, env=client._env, cwd=client._cwd)
         except OSError as exc:
@@ -460,7 +462,9 @@ class _Connection(_Pump):
                 view = memoryview(chunks[0] if len(chunks) == 1 else b"".join(chunks))
             try:
                 while view:
-                    view = view[os.write(self.stdin_fd, view):]
+                    n = os.write(self.stdin_fd, view)
+                    self.written += n
+                    view = view[n:]
             except BlockingIOError:
                 self.partial = view
                 return False
@@ -526,11 +530,9 @@ class _Connection(_Pump):
             code = None
         self.threads[1].join(STDERR_SETTLE)
         error = ServerExited(code, self.stderr.text())
-        # Output queued or being written counts as unread too (the write lock first, as
-        # writers take it): the server exited before it could read any of it.
+        # Under the write lock (taken first, as writers do): no byte is counted mid-write.
         with self.wlock, self.lock:
-            unread = bool(self.queue) or self.partial is not None or (
-                self.witness is not None and self.witness.unread())
+            unread = self.witness is not None and self.witness.read_nothing(self.written)
             if not self.closed:
                 self.exit_error = error
             self.session.receive_eof(error, input_unread=unread)

@@ -354,6 +354,7 @@ class _StdioConnection(_Timer, StdioPump):
         super().__init__(client)
         self.backlog: list[bytes | memoryview] = []  # for the writer task to send
         self.writing = False  # the writer task holds bytes not fully written yet
+        self.written = 0  # bytes the stdin pipe took (for the InputWitness)
         self.wake = trio.Event()
 
     async def open(self) -> None:
@@ -422,7 +423,9 @@ class _StdioConnection(_Timer, StdioPump):
         # write per batch: written now, the writer does any rest.
         view = memoryview(data)
         try:
-            view = view[os.write(stdin.fileno(), view):]
+            n = os.write(stdin.fileno(), view)
+            self.written += n
+            view = view[n:]
         except BlockingIOError:
             pass
         except OSError:  # the server closed its stdin (it is exiting): EOF follows
@@ -446,13 +449,18 @@ class _StdioConnection(_Timer, StdioPump):
                     backlog.clear()
                     while view:
                         try:
-                            view = view[os.write(stdin.fileno(), view):]
+                            n = os.write(stdin.fileno(), view)
+                            self.written += n
+                            view = view[n:]
                         except BlockingIOError:
                             await trio.lowlevel.wait_writable(stdin.fileno())
             except (OSError, ValueError, trio.ClosedResourceError):
                 backlog.clear()  # closed, or the server is exiting
             finally:
                 self.writing = False
+
+    def _written(self) -> int:
+        return self.written
 
     def _close_transport(self) -> None:
         self.backlog.clear()

@@ -10,11 +10,14 @@ clientSecret, scopes}``, Cursor ``auth: {CLIENT_ID, CLIENT_SECRET, scopes}``, fa
 
 A value still holding a ``${...}`` variable is not used (the config layer expands the fields
 it models, not these blocks): name the secret's environment variable with
-``client_secret_env_var`` instead, which the binding reads when it connects.
+``client_secret_env_var`` instead, which the binding reads when it connects.  Nor is a value
+holding a lone surrogate (``"\\ud83d"`` in JSON, kept as written in ``raw``): it is no
+Unicode text, so it could not be sent to the authorization server.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +36,10 @@ _KEYS = {
 }
 
 
+#: A UTF-16 surrogate code point: a Python string holds it, an HTTP request cannot.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 @dataclass(frozen=True, slots=True)
 class OAuthSettings:
     """What an entry says about authorizing with its server.  ``enabled=False``: the entry
@@ -48,7 +55,7 @@ class OAuthSettings:
 
 
 def _text(value: object) -> str | None:
-    if isinstance(value, str) and value and "${" not in value:
+    if isinstance(value, str) and value and "${" not in value and not _SURROGATE.search(value):
         return value
     return None
 

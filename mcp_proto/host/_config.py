@@ -22,15 +22,24 @@ Rules (host-notes 3.1 and 3.2; where the notes were silent the choice is written
 - **Transport**: an explicit ``type``/``transport`` wins; else a command is stdio; Gemini
   ``url`` is SSE and ``httpUrl`` Streamable HTTP; every other URL key is Streamable HTTP.
   Both a command and a URL, neither, a blank one, a URL with ``user:password@`` or a scheme
-  other than http(s) are problems; so are ``args`` beside a URL (no dialect has them: a URL
-  server runs no command, so they would be lost; an empty list is accepted).
+  other than http(s) are problems.  ``args`` beside a URL are ignored, as other hosts
+  ignore them (a URL server runs no command), with a warning: they are kept as written in
+  ``raw``, written back to the same dialect and dropped, with a warning, on conversion (an
+  empty list says nothing and is not kept).
 - **Data**: the source holds JSON or TOML data only, checked before any entry is read.  A
-  string or key with a lone surrogate (``"\\ud800"`` in JSON: no UTF-8 file, JSON or TOML,
-  can be written with it), a key that is no string or a value of another type (a set,
-  bytes ...: only from a mapping) is a problem naming where it is (at most
-  :data:`MAX_LISTED_FAULTS` listed, then a count); nesting deeper than :data:`MAX_DEPTH` is
-  one problem; an integer longer than Python reads (``sys.get_int_max_str_digits``) is
-  invalid JSON.
+  key that is no string or a value of another type (a set, bytes ...: only from a mapping)
+  is a problem naming where it is (at most :data:`MAX_LISTED_FAULTS` listed, then a
+  count); nesting deeper than :data:`MAX_DEPTH` is one problem; an integer longer than
+  Python reads (``sys.get_int_max_str_digits``) is invalid JSON.
+- **Lone surrogates** (``"\\ud83d"`` in JSON: Node's ``JSON.stringify`` writes a cut pair
+  that way) are refused only where the parser reads text and uses it: a server name, the
+  command, args, ``env`` names and values, header values, url, cwd, envFile, a
+  description, tool names and Codex's variable names (a problem naming the place: no
+  process, header or model can be given one).  Anywhere else (``raw`` keys, the root keys
+  in ``extra``: ``projects`` of ``~/.claude.json``, the rest of a settings file) the value
+  is kept as it is: the JSON dump writes it back as the same ``\\uXXXX`` escape (TOML
+  cannot say one: the Codex dump leaves it out with a warning).  Warnings and problems
+  show a surrogate as its escape, so they can be printed.
 - **Values**: ``command`` is a string (a list of strings in the generic dialect), ``args`` a
   list of strings; ``env``/``headers`` values are strings, numbers are accepted as their
   decimal text with a warning (integers of any size), anything else is a problem.  Timeouts
@@ -161,16 +170,20 @@ _JSONC_COMMENTS = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|/\*.*?(?:\*/|\Z)', 
 _JSONC_COMMAS = re.compile(r'"(?:[^"\\\n]|\\.)*"?|,(?=\s*[}\]])')
 
 #: A UTF-16 surrogate code point (``"\\ud800"`` in JSON): a Python string holds it, Unicode
-#: text does not, so no file could be written back with it (UTF-8, TOML).
+#: text does not, so a process argument, a header or a model's tool list cannot carry it.
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+#: Why a server name holds no surrogate (the entry's fields: ``_config_entry``).
+_SURROGATE_NAME = "this key holds a lone surrogate (\\uD800-\\uDFFF): not Unicode text, " \
+                  "so no tool name or message can carry it"
 
 #: The scalars of config data: JSON's and TOML's (a ``datetime`` is a ``date``).  A mapping
 #: passed in that holds anything else (a set, bytes, an object) is refused: no file can say
 #: it, so it could be neither written back nor converted.
 _DATA_SCALARS = (str, bool, int, float, datetime.date, datetime.time)
 
-#: Problems of that kind (a lone surrogate, a foreign type) listed for one source; the rest
-#: are counted.  A hand-written config has one or two; hundreds mean a blob or a bug in the
+#: Problems of that kind (a foreign type, a key that is no string) listed for one source;
+#: the rest are counted.  A hand-written config has one or two; hundreds mean a blob or a bug in the
 #: caller, and a short list is enough to say so.
 MAX_LISTED_FAULTS = 20
 
@@ -238,11 +251,8 @@ def _decode(text: str, problems: list[ConfigProblem]) -> tuple[Any, str | None]:
 
 
 def _value_fault(value: object) -> str | None:
-    """What makes one scalar or key no config data (None when it is fine): a surrogate code
-    point, or a type neither JSON nor TOML has."""
-    if isinstance(value, str):
-        return "holds a lone surrogate (\\uD800-\\uDFFF): not Unicode text, so no file " \
-               "can hold it" if _SURROGATE.search(value) else None
+    """What makes one scalar no config data (None when it is fine): a type neither JSON nor
+    TOML has.  (A lone surrogate is config data: only the fields an entry uses refuse it.)"""
     if value is None or isinstance(value, _DATA_SCALARS):
         return None
     return f"is of type {type(value).__name__}, which no config file holds (JSON and " \
@@ -261,7 +271,7 @@ def _scan(value: Any) -> tuple[bool, bool]:
             return True, fault
         if isinstance(item, Mapping):
             for k, v in item.items():
-                if not isinstance(k, str) or _SURROGATE.search(k):
+                if not isinstance(k, str):
                     fault = True
                 stack.append((v, depth + 1))
         elif isinstance(item, (list, tuple)):
@@ -299,8 +309,6 @@ def _fault_problems(root: Mapping[str, Any]) -> list[ConfigProblem]:
                 if not isinstance(k, str):
                     found.append((here, f"this key is not a string ({type(k).__name__}): "
                                         "config keys are strings"))
-                elif _SURROGATE.search(k):
-                    found.append((here, f"this key {_value_fault(k)}"))
                 children.append((v, here))
             stack.extend(reversed(children))  # popped in file order
         elif isinstance(item, (list, tuple)):
@@ -508,6 +516,9 @@ def parse_config(source: str | bytes | Mapping[str, Any], *, dialect: str | None
         if not isinstance(name, str) or not name.strip():
             problems.append(ConfigProblem(None, servers_key, "a server name is blank"))
             continue
+        if _SURROGATE.search(name):
+            problems.append(ConfigProblem(name, None, _SURROGATE_NAME))
+            continue
         if not isinstance(entry, Mapping):
             problems.append(ConfigProblem(name, None,
                                           f"must be an object, not {type_name(entry)}"))
@@ -520,9 +531,22 @@ def parse_config(source: str | bytes | Mapping[str, Any], *, dialect: str | None
     if resolved == "claude-code":
         _note_projects(extra, warnings)
     if problems:
-        raise ConfigError(problems, path)
-    return HostConfig(servers=specs, dialect=resolved, extra=extra, warnings=tuple(warnings),
-                      path=path)
+        raise ConfigError([_printable_problem(p) for p in problems], path)
+    return HostConfig(servers=specs, dialect=resolved, extra=extra,
+                      warnings=tuple(_printable(w) for w in warnings), path=path)
+
+
+def _printable(text: str) -> str:
+    """``text`` with each surrogate code point (a raw key named in a warning) escaped."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8") \
+        if _SURROGATE.search(text) else text
+
+
+def _printable_problem(problem: ConfigProblem) -> ConfigProblem:
+    server, where = problem.server, problem.field
+    return ConfigProblem(None if server is None else _printable(server),
+                         None if where is None else _printable(where),
+                         _printable(problem.message))
 
 
 def _replace_enabled(spec: ServerSpec) -> ServerSpec:
@@ -570,7 +594,7 @@ def env_file_paths(source: str | bytes | Mapping[str, Any], *, dialect: str | No
             continue
         for key in keys:
             value = entry.get(key)
-            if isinstance(value, str):
+            if isinstance(value, str) and not _SURROGATE.search(value):  # else a problem
                 text, _ = expander.expand(value, server=str(name), field=key, problems=[])
                 found[text] = None
     return tuple(found)

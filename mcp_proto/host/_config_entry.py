@@ -94,6 +94,13 @@ KEY_TABLES: dict[Dialect, tuple[tuple[str, str], ...]] = {
                 ("autoApprove", "approve"), ("alwaysAllow", "approve_alias")),
 }
 
+#: A UTF-16 surrogate code point (``"\\ud83d"`` in JSON, a cut pair): not Unicode text, so
+#: a field the host passes to a process, a server or a model cannot hold one.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: Why (after "the value " or "this key ").
+_SURROGATE_WHY = "holds a lone surrogate (\\uD800-\\uDFFF): not Unicode text, so no " \
+                 "process, server or model can be given it"
+
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 _ENV_NAME = re.compile(r"[^=\x00]+\Z")
 _SHOWN_WORD = re.compile(r"[A-Za-z0-9_.-]{1,32}\Z")
@@ -182,6 +189,11 @@ class _Entry:
     command_extra: list[_Text] = field(default_factory=list)
     args: list[_Text] | None = None
     args_key: str | None = None
+    #: The ``args`` value as written, where, and the span of ``ctx.problems`` reading it
+    #: added: a URL server ignores its args (kept as written, their problems dropped).
+    args_written: Any = None
+    args_at: str | None = None
+    args_span: tuple[int, int] = (0, 0)
     url: _Text | None = None
     url_key: str | None = None
     url_transport: Transport = "http"
@@ -202,6 +214,14 @@ class _Entry:
     def problem(self, key: str | None, message: str) -> None:
         self.ctx.problems.append(ConfigProblem(self.name, key, message))
 
+    def unicode(self, key: str, value: str, *, what: str = "the value") -> bool:
+        """Whether the string ``value`` (a field the host uses) is Unicode text; a problem
+        at ``key`` when it holds a lone surrogate."""
+        if _SURROGATE.search(value):
+            self.problem(key, f"{what} {_SURROGATE_WHY}")
+            return False
+        return True
+
     def warn(self, key: str | None, message: str) -> None:
         where = f"{self.name}.{key}" if key else self.name
         self.ctx.warnings.append(f"{where}: {message}")
@@ -209,6 +229,8 @@ class _Entry:
     def text(self, key: str, value: Any, *, what: str = "a string") -> _Text | None:
         if not isinstance(value, str):
             self.problem(key, f"must be {what}, not {type_name(value)}")
+            return None
+        if not self.unicode(key, value):
             return None
         if "\x00" in value:
             self.problem(key, "must not contain a NUL character")
@@ -280,12 +302,15 @@ def _h_args(e: _Entry, key: str, value: Any) -> None:
     if e.args is not None:
         e.problem(key, f"repeats the arguments of {e.args_key!r}")
         return
+    start = len(e.ctx.problems)
+    e.args_written, e.args_at = value, key
     if not isinstance(value, list):
         e.problem(key, f"must be a list of strings, not {type_name(value)}")
-        return
-    texts = [e.text(f"{key}[{i}]", v) for i, v in enumerate(value)]
-    e.args = [t for t in texts if t is not None]
-    e.args_key = key
+    else:
+        texts = [e.text(f"{key}[{i}]", v) for i, v in enumerate(value)]
+        e.args = [t for t in texts if t is not None]
+        e.args_key = key
+    e.args_span = (start, len(e.ctx.problems))
 
 
 def _string_map(e: _Entry, key: str, value: Any, *, headers: bool) -> dict[str, _Text]:
@@ -301,6 +326,8 @@ def _string_map(e: _Entry, key: str, value: Any, *, headers: bool) -> dict[str, 
         if not isinstance(name, str) or not valid.match(name):
             e.problem(key, "has a name that is not a valid " + ("header name" if headers
                                                                  else "variable name"))
+            continue
+        if not e.unicode(where, name, what="this key"):
             continue
         if _is_number(item):
             decimal = _decimal(item)
@@ -430,7 +457,8 @@ def _names(e: _Entry, key: str, value: Any) -> tuple[str, ...] | None:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         e.problem(key, f"must be a list of strings, not {type_name(value)}")
         return None
-    return tuple(value)
+    fine = [e.unicode(f"{key}[{i}]", v) for i, v in enumerate(value)]
+    return tuple(value) if all(fine) else None
 
 
 def _tools(target: str) -> Handler:
@@ -459,7 +487,7 @@ def _h_required(e: _Entry, key: str, value: Any) -> None:
 def _h_description(e: _Entry, key: str, value: Any) -> None:
     if not isinstance(value, str):
         e.problem(key, f"must be a string, not {type_name(value)}")
-    else:
+    elif e.unicode(key, value):
         e.values["description"] = value
 
 
@@ -537,7 +565,7 @@ def _h_env_vars(e: _Entry, key: str, value: Any) -> None:
 def _h_bearer(e: _Entry, key: str, value: Any) -> None:
     if not isinstance(value, str) or not value.strip():
         e.problem(key, "must be the name of an environment variable")
-    else:
+    elif e.unicode(key, value):
         e.bearer = value
 
 
@@ -550,7 +578,7 @@ def _h_env_headers(e: _Entry, key: str, value: Any) -> None:
             e.problem(key, "has a name that is not a valid header name")
         elif not isinstance(var, str) or not var.strip():
             e.problem(f"{key}.{name}", "must be the name of an environment variable")
-        else:
+        elif e.unicode(f"{key}.{name}", var):
             e.env_headers[name] = var
 
 
@@ -619,13 +647,17 @@ def _transport(e: _Entry) -> Transport | None:
             e.problem(e.command_key, "is blank")
             return None
         return "stdio"
-    if e.args:
-        # No dialect has arguments beside a URL (host-notes 3.1): they would be lost (a
-        # URL server runs no command), so the entry is refused, not silently trimmed.
-        # An empty list says nothing and is accepted.
-        e.problem(e.args_key, f"a URL server ({e.url_key!r}) takes no arguments: remove "
-                              "them, or start the server from a command")
-        return None
+    if e.args_at is not None and not (isinstance(e.args_written, list)
+                                      and not e.args_written):
+        # No dialect has arguments beside a URL (host-notes 3.1) and other hosts ignore
+        # them (a URL server runs no command): ignored here too, with a warning, and kept
+        # as written so the same dialect writes them back (module docstring of _config).
+        # What reading them found wrong does not matter then.  An empty list says nothing.
+        start, end = e.args_span
+        del e.ctx.problems[start:end]
+        e.raw[e.args_at] = plain_copy(e.args_written)
+        e.args = None
+        e.warn(e.args_at, "a URL server ignores args: kept as written")
     if e.url is not None:
         if not e.url.value.strip():
             e.problem(e.url_key, "is blank")

@@ -11,9 +11,9 @@ Rules:
   writes that key itself, else ``zed reads this key, generic did not ...``); it cannot be
   kept beside the target's own key, so a conversion there and back loses it, and says so.
   rpi's ``exposure`` (kept in ``raw``, checked by rpi) is written only from an rpi config.
-  The root keys in ``extra`` are written back when the
-  target is the config's own dialect; on conversion they are dropped with a warning (a Zed
-  settings file or ``~/.claude.json`` is not another host's config).
+- The root keys in ``extra`` are written back when the target is the config's own dialect;
+  on conversion they are dropped with a warning (a Zed settings file or ``~/.claude.json``
+  is not another host's config).
 - Fields that held a variable are written from ``templates``, never from their expanded
   value: the variable syntax is translated to the target's (``${VAR}`` <-> ``${env:VAR}``;
   Codex ``env_vars`` <-> ``"KEY": "${KEY}"``, ``bearer_token_env_var`` <->
@@ -23,13 +23,20 @@ Rules:
   where the dialect has only Streamable HTTP (written as HTTP), a URL server in a stdio-only
   dialect (the server is left out), a field without a key (timeouts, filters ...), an
   ``envFile`` (its variables are left out: they are file contents), a ``raw`` key the
-  target reads or gives another meaning (dropped), a value the output format cannot hold (dropped,
-  the rest is written): in TOML a ``null``, an integer beyond 64 bits or a time of day with
-  a UTC offset; in JSON NaN, infinity or an integer too long for Python to write; in both a
-  string or key holding a surrogate code point (``parse_config`` refuses those, so only a
-  config built in code has one) and a value of a type neither format has.  A TOML date or
-  time (from Codex) is written to JSON as its ISO text, with a warning: it reads back as a
-  string.
+  target reads or gives another meaning (dropped), a value the output format cannot hold
+  (dropped, the rest is written): in TOML a ``null``, an integer beyond 64 bits, a time
+  of day with a UTC offset or a string or key holding a surrogate code point; in JSON NaN,
+  infinity, an integer too long for Python to write or a string holding a surrogate pair as
+  two code points (JSON would read its escapes back as one character); in both a value of a
+  type neither format has.  A TOML date or time (from Codex) is written to JSON as its ISO
+  text, with a warning: it reads back as a string.
+- A lone surrogate code point (``parse_config`` keeps one in ``raw`` and ``extra``: a
+  ``~/.claude.json`` history may hold a cut pair) is written to JSON as its ``\\uXXXX``
+  escape, which reads back as the same string, so the text is always valid UTF-8.  In a
+  field ``parse_config`` refuses it in (a name, the command, env, headers, url, cwd: only a
+  config built in code has one there) it is written so too, with a warning.
+- A URL server's ``args`` (ignored, kept in ``raw`` by ``parse_config``) are written back to
+  the config's own dialect and dropped, with a warning, on conversion.
 - Milliseconds are written as the number that reads back as exactly the same seconds (a
   whole number when the value is a whole number of them), so
   ``parse_config(dump_config(c)) == c`` holds exactly for every timeout and delay a
@@ -101,8 +108,11 @@ _DEFAULTS.update({"env": {}, "headers": {}, "exclude_tools": (), "auto_approve":
 
 _ABSENT: Any = object()
 
-#: A UTF-16 surrogate code point: a Python string may hold one, UTF-8 text cannot.
+#: A UTF-16 surrogate code point: a Python string may hold one, UTF-8 text cannot; JSON
+#: says it as an escape.
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: A high surrogate followed by a low one: as two escapes, JSON reads them as one character.
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 _DATES = (datetime.datetime, datetime.date, datetime.time)
 
 
@@ -405,6 +415,23 @@ def _unsaid(out: _Out, extra: Mapping[str, Any], same: bool) -> None:
         out.warn("command", "a URL server runs no command: not written")
 
 
+def _used_surrogates(out: _Out) -> None:
+    """A warning per field ``parse_config`` refuses a lone surrogate in that holds one (only
+    a spec built in code can): JSON writes its escape, which does not parse back there.  (A
+    TOML target leaves the string out, with its own warning.)"""
+    if out.dst == "codex":
+        return
+    spec = out.spec
+    used: dict[str, list[object]] = {
+        "name": [spec.name], "command": list(spec.command),
+        "env": [*spec.env, *spec.env.values()], "headers": [*spec.headers, *spec.headers.values()],
+        "url": [spec.url], "cwd": [spec.cwd]}
+    for where, texts in used.items():
+        if any(isinstance(t, str) and _SURROGATE.search(t) for t in texts):
+            out.warn(where, "holds a lone surrogate: written as its \\u escape, which "
+                            "parse_config refuses there")
+
+
 def _entry(spec: ServerSpec, src: Dialect, dst: Dialect, extra: Mapping[str, Any],
            warnings: list[str]) -> dict[str, Any] | None:
     """The entry of ``spec`` in ``dst``'s keys, or None when ``dst`` cannot hold it."""
@@ -425,11 +452,19 @@ def _entry(spec: ServerSpec, src: Dialect, dst: Dialect, extra: Mapping[str, Any
         if value is not _ABSENT:
             entry[key] = value
     _unsaid(out, extra, src == dst)
+    _used_surrogates(out)
     table = dict(KEY_TABLES[dst])
     for key, value in spec.raw.items():
         read_as = table.get(key)
         if read_as is not None and _RAW_KINDS.get(read_as) == src:
             continue  # its writer wrote it from raw (rpi's exposure, checked by rpi)
+        if read_as == "args" and spec.transport != "stdio" and key in dict(KEY_TABLES[src]):
+            # a URL server's args, which its dialect's parse ignored and kept as written
+            if src == dst and key not in entry:
+                entry[key] = value
+            else:
+                out.warn(key, f"a URL server ignores args: not written to {dst}")
+            continue
         if read_as is not None:
             # a key the source kept unread, and the target reads: never carried blindly
             if key in entry:
@@ -458,8 +493,18 @@ def _json_problem(value: object) -> str | None:
             return "the integer has too many digits to write"
         return None
     if isinstance(value, str):
-        return "text cannot hold a surrogate code point" if _SURROGATE.search(value) else None
+        # a lone surrogate is written as its escape (_escape_surrogates); a pair of them
+        # would read back as the one character they encode, another string
+        return "a surrogate pair as two code points reads back as one character" \
+            if _SURROGATE_PAIR.search(value) else None
     return f"{type(value).__name__} has no JSON form"
+
+
+def _escape_surrogates(text: str) -> str:
+    """JSON text with each surrogate code point written as its ``\\uXXXX`` escape: valid
+    JSON that reads back as the same string, and UTF-8 text (a surrogate only ever stands
+    inside a string, and ``json.dumps`` escapes every backslash before it)."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def _plain(value: Any, where: str, toml: bool, warnings: list[str]) -> Any:
@@ -530,7 +575,7 @@ def dump_config_with_warnings(config: HostConfig,
     shown = tuple(_printable(w) for w in warnings)
     if toml:
         return dumps_toml(plain), shown
-    return json.dumps(plain, indent=2, ensure_ascii=False) + "\n", shown
+    return _escape_surrogates(json.dumps(plain, indent=2, ensure_ascii=False)) + "\n", shown
 
 
 def dump_config(config: HostConfig, dialect: str | None = None) -> str:

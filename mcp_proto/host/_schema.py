@@ -10,8 +10,11 @@ Rules:
 - Every lossy step is a :class:`Note` whose ``path`` is a JSON pointer into the *source*
   schema; a constraint that a target cannot say is moved into the ``description`` where that
   helps the model ("minLength: 3").  Nothing is invented: a node with no type stays
-  typeless, except the items of a ``gemini-openapi`` array (Gemini refuses an array whose
-  items have no type: they are declared strings, which the source accepts, and said so).
+  typeless unless its properties, items or enum/const values say one (``gemini-openapi``:
+  ``{"enum": [1, 2]}`` is an integer, values of several types an ``anyOf`` of them), except
+  the items of a ``gemini-openapi`` array (Gemini refuses an array whose items have no
+  type: they are declared strings, which the source accepts, or the next type a ``not``
+  leaves them, and said so; items that take no value make the array ``maxItems: 0``).
 - Two schemas that both apply (``$ref`` and its siblings, ``allOf`` entries) are merged as
   their intersection: the larger minimum and the smaller maximum (lengths, counts, exclusive
   bounds alike), the common types and enum values, the union of ``required``; what one
@@ -54,8 +57,8 @@ Targets (:data:`SCHEMA_TARGETS`):
     The ``parameters`` channel (an OpenAPI 3.0 subset): only Gemini ``Schema`` fields remain,
     ``$ref`` inlined, type arrays and ``null`` branches become ``nullable`` (a list of types
     becomes ``anyOf``, each type's keywords in its branch), non-string enums and unsupported
-    formats move to the description, numbers that do not fit a double are removed, and
-    every array has typed ``items``.
+    formats move to the description (the node typed by their values), numbers that do not
+    fit a double are removed, and every array has typed ``items``.
 
 Layout: this module holds :func:`normalize_schema` and the minimal targets;
 :mod:`._schema_base` the limits, the public types and the shared machinery (with the root
@@ -95,6 +98,7 @@ from ._schema_base import (
     _is_int,
     _minimal,
     _nests_deeper,
+    _OverBudget,
 )
 from ._schema_gemini import _gemini_openapi
 from ._schema_strict import _openai_strict
@@ -174,6 +178,8 @@ def normalize_schema(schema: Mapping[str, Any], target: str, *,
     _check_input(schema, ctx)
     try:
         result = _CONVERTERS[_ALIASES.get(target, target)](schema, ctx)
+    except _OverBudget as exc:  # private (openai-strict's fallback signal): a plain one out
+        raise SchemaError(exc.path, exc.reason, target) from None
     except RecursionError:  # a backstop: every walk is bounded, but never crash the host
         raise SchemaError("", "the schema is nested too deeply to convert", target) from None
     except OverflowError:   # a backstop: a number too large to compare or convert

@@ -469,6 +469,11 @@ _BOUND_PAIRS: Final = (
     ("minLength", "maxLength", False), ("minItems", "maxItems", False),
     ("minProperties", "maxProperties", False),
 )
+#: Draft 4's bounds (value key, flag key, lower?): ``exclusiveMinimum: true`` makes
+#: ``minimum`` exclusive, so when either side of an intersection holds such a boolean the
+#: pair is one bound and is intersected as one (:func:`_meet_draft4`).
+_DRAFT4_BOUNDS: Final = (("minimum", "exclusiveMinimum", True),
+                         ("maximum", "exclusiveMaximum", False))
 #: Two enums are intersected by comparing every pair of values when one holds a container
 #: (scalars are hashed); past this many comparisons the enums are a conflict instead (a
 #: hostile pair of large enums must not cost n*m).
@@ -544,12 +549,9 @@ def _meet(key: str, a: Any, b: Any, base: Mapping[str, Any], over: Mapping[str, 
     """(True, value) when keyword ``key``'s values ``a`` (of ``base``) and ``b`` (of ``over``)
     can be said as one value accepting what both accept; (False, None) otherwise."""
     if key in _LOWER_BOUNDS or key in _UPPER_BOUNDS:
+        # (a draft-4 boolean flag and its bound never get here: _meet_draft4 takes them)
         if not (_bound_value(key, a) and _bound_value(key, b)):
-            return False, None  # a draft-4 boolean exclusive bound, or junk
-        if key in ("minimum", "maximum"):
-            partner = "exclusiveMinimum" if key == "minimum" else "exclusiveMaximum"
-            if isinstance(base.get(partner), bool) or isinstance(over.get(partner), bool):
-                return False, None  # draft 4: the boolean changes what the bound means
+            return False, None  # junk
         return True, max(a, b) if key in _LOWER_BOUNDS else min(a, b)
     if key == "type":
         types = _meet_types(a, b)
@@ -569,6 +571,51 @@ def _meet(key: str, a: Any, b: Any, base: Mapping[str, Any], over: Mapping[str, 
     return False, None
 
 
+def _side_bounds(node: Mapping[str, Any], value_key: str, flag_key: str
+                 ) -> list[tuple[Any, bool]] | None:
+    """One schema's bounds of one side as ``(value, exclusive)``: draft 4's ``minimum`` with
+    its boolean flag, a later draft's number ``exclusiveMinimum`` (a flag without its value
+    bounds nothing); None when a value is no number (junk: not merged)."""
+    bounds: list[tuple[Any, bool]] = []
+    flag = node.get(flag_key)
+    if value_key in node:
+        if not _is_number(node[value_key]):
+            return None
+        bounds.append((node[value_key], flag is True))
+    if flag_key in node and not isinstance(flag, bool):
+        if not _is_number(flag):
+            return None
+        bounds.append((flag, True))
+    return bounds
+
+
+def _meet_draft4(merged: dict[str, Any], base: Mapping[str, Any], over: Mapping[str, Any],
+                 value_key: str, flag_key: str, lower: bool, result: _Merge) -> None:
+    """Intersect one side's bound when a draft-4 boolean flag is in play: the tighter of all
+    the bounds (the larger lower bound, the smaller upper; at a tie, the exclusive one),
+    written in draft 4's form (the value, and ``flag: true`` when exclusive).  Adding the
+    flag of one side beside the other side's value made ``x >= 5`` and ``x > 3`` into
+    ``x > 5``.  A value that is no number is a conflict (``base``'s kept)."""
+    mine, theirs = _side_bounds(base, value_key, flag_key), _side_bounds(over, value_key,
+                                                                         flag_key)
+    if mine is None or theirs is None:
+        result.conflicts.extend(k for k in (value_key, flag_key) if k in over)
+        return
+    bounds = mine + theirs
+    if not bounds:  # flags without values: they bound nothing
+        return
+    if lower:
+        value, exclusive = max(bounds, key=lambda b: (b[0], b[1]))
+    else:
+        value, exclusive = min(bounds, key=lambda b: (b[0], not b[1]))
+    merged.pop(flag_key, None)
+    merged[value_key] = value
+    if exclusive:
+        merged[flag_key] = True
+    if mine and theirs and sorted(mine) != sorted(theirs):
+        result.tightened.append(value_key)
+
+
 def _fits(value: Any, types: Sequence[str]) -> bool:
     kind = _value_type(value) if not isinstance(value, (Mapping, list)) else \
         "object" if isinstance(value, Mapping) else "array"
@@ -581,9 +628,11 @@ def _empty_reasons(node: Mapping[str, Any]) -> list[str]:
     """Why no value satisfies ``node`` on its own keywords (bounds crossed, a const outside
     the enum or the type ...); [] when nothing says so."""
     out: list[str] = []
-    for low, high, exclusive in _BOUND_PAIRS:
+    draft4 = node.get("exclusiveMinimum") is True or node.get("exclusiveMaximum") is True
+    for low, high, strict in _BOUND_PAIRS:
         lo: Any = node.get(low)
         hi: Any = node.get(high)
+        exclusive = strict or (draft4 and (low, high) == ("minimum", "maximum"))
         if _bound_value(low, lo) and _bound_value(high, hi) \
                 and (lo > hi or (exclusive and lo == hi)):
             out.append(f"{low} {_describe_value(lo)} > {high} {_describe_value(hi)}"
@@ -609,17 +658,26 @@ def _intersect(base: Mapping[str, Any], over: Mapping[str, Any]) -> _Merge:
     far as one schema can say it.
 
     Keywords act independently except the adjacent groups (``properties`` with
-    ``additionalProperties`` ...).  A keyword on one side only is added (unless its group is
-    used by the other side: a conflict); on both sides, equal values stay, annotations take
-    ``over``'s (the more specific), bounds take the tighter one, ``type`` and ``enum`` their
-    common values, ``required`` the union, ``uniqueItems`` either, integer ``multipleOf``
-    the least common multiple; anything else differing is a conflict, ``base``'s value kept.
-    When the result accepts no value (``minimum`` 5 beside ``maximum`` 3, types or enums
-    without a common value), ``empty`` says why: the schema is still the intersection, and
-    the caller says so."""
+    ``additionalProperties`` ...) and draft 4's bounds (``minimum`` with a boolean
+    ``exclusiveMinimum`` is one bound: :func:`_meet_draft4`).  A keyword on one side only
+    is added (unless its group is used by the other side: a conflict); on both sides, equal
+    values stay, annotations take ``over``'s (the more specific), bounds take the tighter
+    one, ``type`` and ``enum`` their common values, ``required`` the union, ``uniqueItems``
+    either, integer ``multipleOf`` the least common multiple; anything else differing is a
+    conflict, ``base``'s value kept.  When the result accepts no value (``minimum`` 5
+    beside ``maximum`` 3, types or enums without a common value, two different ``const``
+    values), ``empty`` says why: the schema is still the intersection (``base``'s const
+    kept), and the caller says so."""
     merged = dict(base)
     result = _Merge(merged)
+    grouped: set[str] = set()
+    for value_key, flag_key, lower in _DRAFT4_BOUNDS:
+        if isinstance(base.get(flag_key), bool) or isinstance(over.get(flag_key), bool):
+            grouped |= {value_key, flag_key}
+            _meet_draft4(merged, base, over, value_key, flag_key, lower, result)
     for key, value in over.items():
+        if key in grouped:
+            continue
         if key not in merged:
             if any(key in group and any(k in base for k in group)
                    for group in _ADJACENT_GROUPS):
@@ -630,6 +688,8 @@ def _intersect(base: Mapping[str, Any], over: Mapping[str, Any]) -> _Merge:
             merged[key] = value
         elif _json_equal(merged[key], value):
             continue
+        elif key == "const":  # two different values: no value is both (base's kept)
+            result.empty.append("the two const values differ")
         else:
             ok, met = _meet(key, merged[key], value, base, over)
             if not ok:

@@ -13,6 +13,7 @@ from ._schema_base import (
     _ANNOTATIONS,
     _DESCRIBE,
     _HANDLED,
+    _JSON_TYPES,
     _KEEP,
     GEMINI_FORMATS,
     GEMINI_MAX_COUNT,
@@ -26,6 +27,7 @@ from ._schema_base import (
     _intersect,
     _is_float,
     _is_int,
+    _is_number,
     _json_equal,
     _note_merge,
     _Path,
@@ -94,23 +96,99 @@ _GEMINI_TYPE_KEYWORDS: Final[Mapping[str, tuple[str, ...]]] = {
 }
 
 
-#: The type given to array items the source leaves open (no ``items``, ``{}``, ``true``, a
-#: typeless schema): Gemini refuses an array whose items have no type (400 "items: missing
-#: field") and has no "any value" type; every string is a value the source accepts, so the
-#: model's arguments stay valid (Google ADK makes the same choice).  Said in the array's
-#: description and in an ``assumed-type`` note.
+#: The types given to array items the source leaves open (no ``items``, ``{}``, ``true``, a
+#: typeless schema), the first the source does not exclude: Gemini refuses an array whose
+#: items have no type (400 "items: missing field") and has no "any value" type.  Every
+#: string is a value open items accept, so the model's arguments stay valid (Google ADK
+#: makes the same choice); a ``not`` that excludes strings chooses the next type it allows
+#: (enum/const values give the type themselves: :meth:`_Gemini.types`).  ``array`` is none
+#: of them (its own items would need a type again).  Said in the array's description and
+#: in an ``assumed-type`` note.
+_OPEN_ITEMS_TYPES: Final = ("string", "number", "integer", "boolean", "object")
+#: The type declared when the source allows none of :data:`_OPEN_ITEMS_TYPES` (only arrays
+#: or null): the least wrong, said so in the note.
 _OPEN_ITEMS_TYPE: Final = "string"
-#: What an open array's description says about its items.
-_OPEN_ITEMS_TEXT: Final = ("items: any value (the tool's schema gives them no type; declared "
-                           f"as {_OPEN_ITEMS_TYPE} because Gemini needs one)")
-#: Keywords of a typeless items schema that still mean something on a string item.
-_OPEN_ITEMS_KEEP: Final = frozenset({"title", "description", "nullable", "default", "example",
-                                     "minLength", "maxLength", "pattern", "enum", "format"})
+#: Keywords of a typeless items schema kept on the type declared for them: those that mean
+#: something on a value of that type (the rest are removed with a note).
+_OPEN_ITEMS_COMMON: Final = frozenset({"title", "description", "nullable", "default",
+                                       "example"})
+_OPEN_ITEMS_KEEP: Final[Mapping[str, frozenset[str]]] = {
+    "string": _OPEN_ITEMS_COMMON | {"minLength", "maxLength", "pattern", "enum", "format"},
+    "number": _OPEN_ITEMS_COMMON | {"minimum", "maximum", "format"},
+    "integer": _OPEN_ITEMS_COMMON | {"minimum", "maximum", "format"},
+    "boolean": _OPEN_ITEMS_COMMON,
+    "object": _OPEN_ITEMS_COMMON | {"minProperties", "maxProperties"},
+}
+#: What the description of an array whose items take no value says (``items: false``, no
+#: tuple position taking one, a ``not`` excluding every type): ``maxItems: 0`` says it to
+#: Gemini, the items' declared type means nothing.
+_NO_ITEMS_TEXT: Final = ("items: none (the tool's schema takes no items: the array must be "
+                         f"empty; items declared as {_OPEN_ITEMS_TYPE} only because Gemini "
+                         "needs a type)")
+#: What the description of a recursive array cut where its items would recurse says.
+_CUT_EMPTY_TEXT: Final = ("cut here: written as an empty array; items declared as "
+                          f"{_OPEN_ITEMS_TYPE} only because Gemini needs a type")
+#: How often a recursion cut follows a ``$ref`` chain to find the type of the items.
+_CUT_REF_HOPS: Final = 8
 
 
 _TRUE_UNTYPED: Final = "true (any value) left typeless"
 _NO_TYPE_UNTYPED: Final = ("no type and none to infer; left typeless (Gemini may refuse a "
                            "typeless value)")
+
+
+def _kind(value: Any) -> str:
+    """The JSON type of an enum or const value (containers too)."""
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return _value_type(value) or "object"
+
+
+def _value_kinds(s: Mapping[str, Any]) -> list[str] | None:
+    """The JSON types of ``s``'s enum or const values, in order, an integer among numbers
+    being a number; None when ``s`` has neither (or an enum that is no non-empty list)."""
+    if "const" in s:
+        values = [s["const"]]
+    elif isinstance(s.get("enum"), list) and s["enum"]:
+        values = s["enum"]
+    else:
+        return None
+    kinds = list(dict.fromkeys(_kind(v) for v in values))
+    if "number" in kinds and "integer" in kinds:
+        kinds.remove("integer")
+    return kinds
+
+
+#: The bounds of one type's values (lower, upper, the types they apply to): a lower bound
+#: above the upper leaves no value of those types.
+_TYPE_BOUNDS: Final = (("minLength", "maxLength", ("string",)),
+                       ("minimum", "maximum", ("number", "integer")),
+                       ("minItems", "maxItems", ("array",)),
+                       ("minProperties", "maxProperties", ("object",)))
+
+
+def _refused_types(s: Mapping[str, Any]) -> frozenset[str]:
+    """The JSON types of which typeless ``s`` accepts no value: those whose bounds cross
+    (``minLength`` 2 beside ``maxLength`` 1 ...) and those its ``not`` refuses whole (all
+    of them for ``not: {}`` or ``true``, its types for a ``not`` that says only a type, an
+    integer being a number; none for any other ``not``: it refuses some values, not a
+    type, and is not worked out)."""
+    types: set[str] = set()
+    for low, high, kinds in _TYPE_BOUNDS:
+        lo: Any = s.get(low)
+        hi: Any = s.get(high)
+        if _is_number(lo) and _is_number(hi) and lo > hi:
+            types.update(kinds)
+    negated = s.get("not")
+    if negated is True or (isinstance(negated, Mapping) and set(negated) <= _ANNOTATIONS):
+        return frozenset(_JSON_TYPES)
+    if isinstance(negated, Mapping) and set(negated) <= _ANNOTATIONS | {"type"}:
+        types.update(_types_of(negated) or ())
+    if "number" in types:
+        types.add("integer")
+    return frozenset(types)
 
 
 def _typed(node: Mapping[str, Any]) -> bool:
@@ -271,33 +349,39 @@ class _Gemini:
         types = _types_of(s)
         if "type" in s and types is None:
             ctx.note(tpath, "removed", "type removed (not a JSON Schema type)")
+        inferred = types is None
         if types is None:
             if isinstance(s.get("properties"), Mapping):
                 types = ["object"]
             elif "items" in s or "prefixItems" in s:
                 types = ["array"]
             else:
-                values = s["enum"] if isinstance(s.get("enum"), list) else \
-                    [s["const"]] if "const" in s else []
-                kinds = {_value_type(v) for v in values}
-                types = ["string"] if values and kinds <= {"string", "null"} \
-                    and "string" in kinds else []
+                # from enum/const values: the types of those that are no array (an array
+                # type needs its items typed: only arrays, and the node stays typeless),
+                # less the types a ``not`` refuses (unless it refuses all of them)
+                kinds = [k for k in _value_kinds(s) or () if k != "array"]
+                excluded = _refused_types(s)
+                types = [k for k in kinds if k not in excluded] or kinds
             if types:
-                ctx.note(path, "added-type", f"type {types[0]} inferred")
+                how = "" if len(types) == 1 else " (each type a branch of anyOf, or " \
+                    "nullable)"
+                ctx.note(path, "added-type", f"type {' or '.join(types)} inferred{how}")
         non_null = [t for t in types if t != "null"]
         if len(non_null) == 1:
             out["type"] = non_null[0]
             if "null" in types:
                 out["nullable"] = True
-                ctx.note(tpath, "type-array-to-nullable", "type [T, null] written as T with "
-                         "nullable: true")
+                if not inferred:
+                    ctx.note(tpath, "type-array-to-nullable", "type [T, null] written as T "
+                             "with nullable: true")
         elif not non_null and types:
             out["type"] = "null"
         elif len(non_null) > 1:
             out["anyOf"] = [{"type": t} for t in non_null]
             if "null" in types:
                 out["nullable"] = True
-            ctx.note(tpath, "type-array-to-any-of", "a list of types written as anyOf")
+            if not inferred:
+                ctx.note(tpath, "type-array-to-any-of", "a list of types written as anyOf")
         return non_null
 
     def to_branches(self, out: dict[str, Any], path: _Path) -> None:
@@ -394,7 +478,8 @@ class _Gemini:
     def array(self, s: Mapping[str, Any], out: dict[str, Any], path: _Path, depth: int,
               stack: tuple[str, ...]) -> None:
         """``items`` (or tuple ``prefixItems``) of an array; Gemini needs typed items, so
-        items the source leaves open are typed :data:`_OPEN_ITEMS_TYPE` (:meth:`open_items`)."""
+        items the source leaves open get a type it allows (:meth:`open_items`), and items
+        that take no value a ``maxItems: 0`` (:meth:`no_items`)."""
         ctx = self.ctx
         items = s.get("items")
         key = "items"
@@ -411,8 +496,7 @@ class _Gemini:
             ctx.note(ipath, "type-array-to-any-of", "tuple items written as one items schema "
                      "(anyOf of the positions)")
             if not kept:
-                out["maxItems"] = 0
-                out["items"] = self.open_items({}, out, ipath, "no position takes a value")
+                out["items"] = self.no_items(out, ipath, "no position takes a value")
             elif not all(_typed(a) for a in kept):
                 out["items"] = self.open_items({}, out, ipath, "a position takes any value")
             else:
@@ -420,33 +504,117 @@ class _Gemini:
             return
         i_out = self.node(items, ipath, depth + 1, stack)
         if i_out is None:
-            out["maxItems"] = 0
             ctx.note(ipath, "removed", "items: false written as maxItems: 0")
-            out["items"] = self.open_items({}, out, ipath, "items: false")
+            out["items"] = self.no_items(out, ipath, "items: false")
         elif not _typed(i_out):
-            out["items"] = self.open_items(i_out, out, ipath, "items without a type")
+            source = items if isinstance(items, Mapping) else {}
+            out["items"] = self.open_items(i_out, out, ipath, "items without a type", source)
         else:
             out["items"] = i_out
 
     def open_items(self, given: Mapping[str, Any], out: dict[str, Any], ipath: _Path,
-                   why: str) -> dict[str, Any]:
-        """Items the source leaves open (``given``: their typeless conversion), typed
-        :data:`_OPEN_ITEMS_TYPE`, with that said in ``out``'s description and a note."""
+                   why: str, source: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Items the source leaves open (``given``: their typeless conversion, ``source``:
+        the items schema, when there is one) typed the first of :data:`_OPEN_ITEMS_TYPES`
+        the source allows (a ``not`` may exclude a type, enum/const values allow theirs),
+        with that said in ``out``'s description and a note; when it allows no value at
+        all, :meth:`no_items`."""
+        src: Mapping[str, Any] = source or {}
+        excluded = _refused_types(src)
+        if excluded >= _JSON_TYPES:
+            return self.no_items(out, ipath, f"{why} that refuse every value")
+        allowed = _value_kinds(src)
+        fitting = [t for t in _OPEN_ITEMS_TYPES if t not in excluded
+                   and not (t == "number" and "integer" in excluded)  # integers are numbers
+                   and (allowed is None or t in allowed)]
+        kind = fitting[0] if fitting else _OPEN_ITEMS_TYPE
         self.ctx.spend(ipath)  # an output node like any other
-        items: dict[str, Any] = {"type": _OPEN_ITEMS_TYPE}
+        items: dict[str, Any] = {"type": kind}
         for k, v in given.items():
-            if k in _OPEN_ITEMS_KEEP:
+            if k in _OPEN_ITEMS_KEEP[kind]:
                 items[k] = v
             else:
                 self.ctx.note(ipath, "removed", f"{k} of typeless items removed (the items "
-                              f"are declared as {_OPEN_ITEMS_TYPE})")
-        _with_description(out, [_OPEN_ITEMS_TEXT])
+                              f"are declared as {kind})")
+        shown = " or ".join(sorted(excluded - {"integer"} if "number" in excluded
+                                   else excluded))
+        if allowed is not None:
+            told = "items: one of the allowed values"
+            sound = f"the source takes only its enum/const values, and {kind} is the type " \
+                    "of some of them" if fitting else f"no type Gemini can declare holds its " \
+                    f"enum/const values: {kind} is the least wrong"
+        elif not fitting:
+            told = f"items: any value not of type {shown}"
+            sound = f"the source refuses every other type Gemini can declare: {kind} is the " \
+                    "least wrong"
+        elif excluded:
+            told = f"items: any value not of type {shown}"
+            sound = f"the source takes any value not of type {shown}, so every {kind} is valid"
+        elif "not" in src:
+            told = "items: any value its schema allows"
+            sound = f"the source's not is removed: a {kind} it refuses may be sent"
+        else:
+            told = "items: any value"
+            sound = f"the source takes any value, so every {kind} is valid"
+        _with_description(out, [f"{told} (the tool's schema gives them no type; declared as "
+                                f"{kind} because Gemini needs one)"])
         for detail in (_TRUE_UNTYPED, _NO_TYPE_UNTYPED):  # no longer true: they have a type
             self.ctx.unnote(ipath, "untyped", detail)
-        self.ctx.note(ipath, "assumed-type", f"{why}: items declared as {_OPEN_ITEMS_TYPE} "
-                      "(Gemini refuses an array without typed items; the source takes any "
-                      "value, so every string is valid) and said in the description")
+        self.ctx.note(ipath, "assumed-type", f"{why}: items declared as {kind} (Gemini "
+                      f"refuses an array without typed items; {sound}) and said in the "
+                      "description")
         return items
+
+    def no_items(self, out: dict[str, Any], ipath: _Path, why: str,
+                 told: str = _NO_ITEMS_TEXT) -> dict[str, Any]:
+        """The items of an array that takes none (``out`` gets ``maxItems: 0``): typed
+        :data:`_OPEN_ITEMS_TYPE` only because Gemini needs a type, said so (``told``)."""
+        self.ctx.spend(ipath)
+        out["maxItems"] = 0
+        _with_description(out, [told])
+        for detail in (_TRUE_UNTYPED, _NO_TYPE_UNTYPED):
+            self.ctx.unnote(ipath, "untyped", detail)
+        self.ctx.note(ipath, "assumed-type", f"{why}: the array must be empty (maxItems: 0); "
+                      f"items declared as {_OPEN_ITEMS_TYPE} because Gemini refuses an array "
+                      "without typed items, and said in the description")
+        return {"type": _OPEN_ITEMS_TYPE}
+
+    def cut_items(self, target: Mapping[str, Any], placeholder: dict[str, Any],
+                  rpath: _Path) -> dict[str, Any]:
+        """The items of a recursive array cut at ``rpath`` (``target``: the array's
+        definition): the type of the definition's items (its ``$ref`` chain followed, the
+        first ``anyOf``/``oneOf`` branch that is no array), structure omitted; open items
+        as :meth:`open_items`; items that are arrays again (the recursion itself) cannot be
+        typed without recursing, so the cut array is written empty (``maxItems: 0``)."""
+        items: Any = target.get("items")
+        for _ in range(_CUT_REF_HOPS):
+            if not (isinstance(items, Mapping) and "$ref" in items):
+                break
+            found = _resolve(self.ctx.root, items["$ref"])
+            items = found[0] if found is not None else {}
+        if items is None or items is True or (isinstance(items, Mapping) and not items):
+            return self.open_items({}, placeholder, rpath, "a recursive array cut")
+        kinds: list[str] = []
+        if isinstance(items, Mapping):
+            kinds = _types_of(items) or _value_kinds(items) or []
+            branches = items.get("anyOf", items.get("oneOf"))
+            if not kinds and isinstance(branches, list):
+                for branch in branches:
+                    one = branch
+                    if isinstance(one, Mapping) and "$ref" in one:
+                        found = _resolve(self.ctx.root, one["$ref"])
+                        one = found[0] if found is not None else None
+                    if isinstance(one, Mapping):
+                        kinds.extend(_types_of(one) or ())
+        kind = next((k for k in kinds if k not in ("null", "array")), None)
+        if kind is None:
+            return self.no_items(placeholder, rpath, "a recursive array cut whose items "
+                                 "are arrays or of no type Gemini can declare",
+                                 _CUT_EMPTY_TEXT)
+        self.ctx.spend(rpath)
+        self.ctx.note(rpath, "assumed-type", f"a recursive array cut: items declared as "
+                      f"{kind}, a type its items take (their structure omitted)")
+        return {"type": kind}
 
     def union(self, s: Mapping[str, Any], out: dict[str, Any], path: _Path, depth: int,
               stack: tuple[str, ...]) -> None:
@@ -547,8 +715,8 @@ class _Gemini:
                 "type": kind[0] if kind and len(kind) == 1 and kind[0] != "null" else "object",
                 "description": f"{name[:MAX_DESCRIBED_CHARS]} (recursive; structure omitted)"}
             if placeholder["type"] == "array":
-                placeholder["items"] = self.open_items({}, placeholder, rpath,
-                                                       "a recursive array cut")
+                placeholder["items"] = self.cut_items(
+                    target if isinstance(target, Mapping) else {}, placeholder, rpath)
             return placeholder
         ctx.note(rpath, "inlined-ref", "$ref inlined (Gemini parameters take no $ref)")
         if not siblings or target is False:

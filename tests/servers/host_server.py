@@ -19,6 +19,8 @@ Usage: ``python host_server.py [--name NAME] [--die-on-call N] [--log FILE] [--s
   ``late`` and send ``notifications/tools/list_changed`` (a change the client sees while
   its start is still finishing).
 * ``--fail-relist``: every ``tools/list`` after the first answers -32603.
+* ``--call-delay S``: wait S seconds between logging a ``tools/call`` and answering it (a
+  kill then often lands after the log line: a replay would show in the log).
 * Unknown methods (``server/discover`` too) -> -32601.  Exit 0 on stdin EOF.
 """
 
@@ -42,6 +44,7 @@ def main() -> None:
     parser.add_argument("--tools", default="echo,whoami,add_tool")
     parser.add_argument("--announce-after-list", action="store_true")
     parser.add_argument("--fail-relist", action="store_true")
+    parser.add_argument("--call-delay", type=float, default=0.0)
     args = parser.parse_args()
     if args.fail_start:
         sys.stderr.write("cannot start: missing token\n")
@@ -101,6 +104,8 @@ def main() -> None:
                 os._exit(7)
             name = params.get("name")
             arguments = params.get("arguments") or {}
+            if args.call_delay:
+                time.sleep(args.call_delay)
             if name == "add_tool" and "add_tool" in tools:
                 if "extra" not in tools:
                     tools.append("extra")

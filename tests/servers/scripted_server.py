@@ -101,6 +101,9 @@ Scenarios (they change what a ``tools/call`` of any tool but ``received`` does)
     Any request other than ``initialize``/``ping`` arriving before ``initialize`` (e.g.
     ``server/discover``): writes ``unexpected <method> before initialize`` to stderr and exits
     with status 1 without answering (like some legacy servers, see V-23).
+``slow-exit-on-probe``
+    The same, but exits 0.7 s after reading the probe: the ``initialize`` the client sends
+    beside it after 0.5 s is still unread in the pipe when it exits.
 ``null-id-error``
     Before each answer writes an error with ``id: null`` and one without ``id`` (both -32700).
 ``stray-notifications``
@@ -157,6 +160,7 @@ SCENARIOS = frozenset(
         "infinite-pages",
         "server-cancel",
         "exit-on-probe",
+        "slow-exit-on-probe",
         "null-id-error",
         "stray-notifications",
     }
@@ -321,9 +325,12 @@ class ScriptedServer:
         params = message.get("params") or {}
         if not isinstance(params, dict):
             return _error(request_id, -32602, "params must be an object")
-        probing = self.scenario == "exit-on-probe" and not self._initialize_seen
+        probing = self.scenario in ("exit-on-probe", "slow-exit-on-probe") \
+            and not self._initialize_seen
         if probing and method not in ("initialize", "ping"):
             _log(f"unexpected {method} before initialize")
+            if self.scenario == "slow-exit-on-probe":
+                time.sleep(0.7)
             os._exit(1)
         if method == "initialize":
             self._initialize_seen = True
@@ -562,6 +569,7 @@ _PLAIN_CALL_SCENARIOS = frozenset(
         "no-server-info",
         "infinite-pages",
         "exit-on-probe",
+        "slow-exit-on-probe",
     }
 )
 
