@@ -114,6 +114,9 @@ DEFERRED = (
     ("mcp_proto_io._config_files", ()),
     ("mcp_proto_io._cli_", ()),
     ("h11", ()),
+    # Streamable HTTP and its SSE parser come with the first HTTP client.
+    ("mcp_proto._http", ()),
+    ("mcp_proto._sse", ()),
 )
 CLIENT_ONLY = (
     "import mcp_proto",

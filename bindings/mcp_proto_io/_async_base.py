@@ -49,7 +49,6 @@ from mcp_proto import (
     accepted_versions,
     era_of,
 )
-from mcp_proto._http import HttpExchange, HttpTarget, StreamableHttp
 from mcp_proto._modern import Discovered
 
 from ._auth_lazy import (
@@ -82,6 +81,7 @@ from ._tuning import (
 
 if TYPE_CHECKING:
     from mcp_proto import AuthExchange, AuthResponse, AuthStatus
+    from mcp_proto._http import HttpExchange
 
 __all__ = [
     "HTTP_DOC",
@@ -722,6 +722,8 @@ class HttpPump(AsyncPump):
     def __init__(self, client: AsyncHttpClientBase) -> None:
         super().__init__(client)
         self.auth = client._auth_setup
+        from mcp_proto._http import StreamableHttp  # noqa: PLC0415 - stdio clients never load it
+
         self.http = StreamableHttp(self.session, client._url, headers=client._headers,
                                    bearer_token=client._bearer_token,
                                    auth=None if self.auth is None else self.auth.new_flow())
@@ -1137,6 +1139,8 @@ class AsyncHttpClientBase(AsyncClientBase):
                  era_memory: EraMemory | None = None,
                  ssl_context: Any = None,
                  ca_file: str | os.PathLike[str] | None = None) -> None:
+        from mcp_proto._http import HttpTarget  # noqa: PLC0415 - stdio clients never load it
+
         target = HttpTarget.parse(url)  # raises LocalProtocolError for a bad URL
         super().__init__(("http", target.origin, target.target), timeout=timeout,
                          client_info=client_info, limits=limits,

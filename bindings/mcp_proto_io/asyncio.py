@@ -29,7 +29,6 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, cast
 
 from mcp_proto import ConnectionLost, MCPError
-from mcp_proto._http import HttpExchange
 
 from ._async_base import (
     HTTP_DOC,
@@ -48,6 +47,8 @@ from ._lazy import lazy_names
 from ._tuning import CONNECT_TIMEOUT, DELETE_TIMEOUT, MAX_IDLE_CONNECTIONS
 
 if TYPE_CHECKING:
+    from mcp_proto._http import HttpExchange
+
     from ._host_asyncio import Host, connect_config
     from .auth import (
         ClientCredentials,

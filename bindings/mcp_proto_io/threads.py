@@ -27,7 +27,6 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from mcp_proto import (
@@ -56,7 +55,6 @@ from mcp_proto import (
     accepted_versions,
     era_of,
 )
-from mcp_proto._http import HttpExchange, HttpTarget, StreamableHttp
 from mcp_proto._modern import Discovered
 
 from ._auth_lazy import (
@@ -94,7 +92,10 @@ from ._tuning import (
 )
 
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
     from mcp_proto import AuthEvent, AuthExchange, AuthResponse, AuthStatus
+    from mcp_proto._http import HttpExchange, HttpTarget
 
     from ._host_threads import Host, connect_config
     from .auth import (
@@ -357,6 +358,10 @@ class _Pump:
     def _serve(self, request: ServerRequest) -> None:
         with self.lock:
             if self._executor is None:
+                # Imported here: concurrent.futures (and its logging) costs about a fifth
+                # of this module's import, and most clients never get a server request.
+                from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
                 self._executor = ThreadPoolExecutor(HANDLER_WORKERS,
                                                      thread_name_prefix="mcp-proto-handler")
             executor = self._executor
@@ -923,6 +928,8 @@ class _HttpConnection(_Pump):
         super().__init__(client)
         setup = client._auth_setup
         self.auth = setup
+        from mcp_proto._http import StreamableHttp  # noqa: PLC0415 - stdio clients never load it
+
         self.http = StreamableHttp(self.session, client._url, headers=client._headers,
                                    bearer_token=client._bearer_token,
                                    auth=None if setup is None else setup.new_flow())
@@ -936,6 +943,8 @@ class _HttpConnection(_Pump):
             self.pool.observer = setup.observe_peer
         self._redirect_thread: threading.Thread | None = None
         self._local = threading.local()
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 - HTTP only
+
         self.workers = ThreadPoolExecutor(MAX_HTTP_EXCHANGES, thread_name_prefix="mcp-proto-http")
         self._closing = False
         self.service = threading.Thread(target=self._service, name="mcp-proto-service",
@@ -1209,6 +1218,8 @@ class HttpClient(_ClientBase):
                  era_memory: EraMemory | None = None,
                  ssl_context: ssl.SSLContext | None = None,
                  ca_file: str | os.PathLike[str] | None = None) -> None:
+        from mcp_proto._http import HttpTarget  # noqa: PLC0415 - stdio clients never load it
+
         target = HttpTarget.parse(url)  # raises LocalProtocolError for a bad URL
         super().__init__(("http", target.origin, target.target), timeout=timeout,
                          client_info=client_info, limits=limits,

@@ -38,7 +38,6 @@ except ModuleNotFoundError as exc:  # the optional dependency (outcome comes wit
                               "pip install 'mcp-proto[trio]'", name=exc.name) from exc
 
 from mcp_proto import ConnectionLost, MCPError
-from mcp_proto._http import HttpExchange
 
 from ._async_base import (
     HTTP_DOC,
@@ -57,6 +56,8 @@ from ._lazy import lazy_names
 from ._tuning import BIG_READ_SIZE, CONNECT_TIMEOUT, DELETE_TIMEOUT, MAX_IDLE_CONNECTIONS, READ_SIZE
 
 if TYPE_CHECKING:
+    from mcp_proto._http import HttpExchange
+
     from ._host_trio import Host, connect_config
     from .auth import (
         ClientCredentials,
