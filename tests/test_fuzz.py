@@ -18,7 +18,18 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from fuzz import fuzz_jsonrpc, fuzz_ndjson, fuzz_session
+from fuzz import (
+    fuzz_challenge,
+    fuzz_config,
+    fuzz_content,
+    fuzz_discovery,
+    fuzz_jsonrpc,
+    fuzz_jwt,
+    fuzz_ndjson,
+    fuzz_schema,
+    fuzz_session,
+    fuzz_sse,
+)
 from mcp_proto import (
     MODERN_VERSIONS,
     ClientSession,
@@ -40,6 +51,11 @@ HARNESSES: dict[str, ModuleType] = {
     "ndjson": fuzz_ndjson,
     "jsonrpc": fuzz_jsonrpc,
     "session": fuzz_session,
+}
+#: Every harness with a corpus: these and the parsers' (tests/test_fuzz_parsers.py).
+CORPORA: dict[str, ModuleType] = {
+    **HARNESSES, "config": fuzz_config, "schema": fuzz_schema, "content": fuzz_content,
+    "challenge": fuzz_challenge, "discovery": fuzz_discovery, "jwt": fuzz_jwt, "sse": fuzz_sse,
 }
 
 FUZZ = settings(max_examples=300, deadline=None,
@@ -282,14 +298,14 @@ def test_session_modern_mixed(data: bytes) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", sorted(p for name in HARNESSES for p in (CORPUS / name).glob("*")),
+    "path", sorted(p for name in CORPORA for p in (CORPUS / name).glob("*")),
     ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_corpus(path: Path) -> None:
-    _check(HARNESSES[path.parent.name], path.read_bytes())
+    _check(CORPORA[path.parent.name], path.read_bytes())
 
 
 def test_corpus_present() -> None:
-    for name in HARNESSES:
+    for name in CORPORA:
         assert len(list((CORPUS / name).iterdir())) >= 5, name
 
 

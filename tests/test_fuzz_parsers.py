@@ -42,8 +42,8 @@ from mcp_proto.host import (
     to_provider_content,
 )
 from mcp_proto.host._content import CONTENT_TARGETS
+from tests.test_fuzz import CORPUS, _check
 
-CORPUS = Path(__file__).resolve().parent.parent / "fuzz" / "corpus"
 HARNESSES: dict[str, ModuleType] = {
     "config": fuzz_config,
     "schema": fuzz_schema,
@@ -58,15 +58,6 @@ FUZZ = settings(max_examples=200, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 #: The slower harnesses (several targets or dialects per input).
 FUZZ_SLOW = settings(FUZZ, max_examples=120)
-
-
-def _check(module: ModuleType, data: bytes) -> None:
-    """``module.check(data)``, tolerating the bugs pinned by the xfail tests below."""
-    try:
-        module.check(data)
-    except AssertionError as exc:
-        if module.known_bug(exc) is None:
-            raise
 
 
 def structured(max_size: int) -> st.SearchStrategy[bytes]:
@@ -413,16 +404,7 @@ def test_sse_streams(data: bytes) -> None:
 # -- the corpora ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "path", sorted(p for name in HARNESSES for p in (CORPUS / name).glob("*")),
-    ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_corpus(path: Path) -> None:
-    _check(HARNESSES[path.parent.name], path.read_bytes())
-
-
-def test_corpus_present() -> None:
-    for name in HARNESSES:
-        assert len(list((CORPUS / name).iterdir())) >= 5, name
+# Every corpus, these harnesses' too, is run by tests/test_fuzz.py (test_corpus).
 
 
 def test_every_harness_has_a_test_here_or_in_test_fuzz() -> None:
