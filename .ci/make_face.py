@@ -1,9 +1,9 @@
 """Generate the threads client's face from the async one (the unasync step).
 
-    python .ci/make_face.py           # write bindings/mcp_proto_io/_face_sync.py
+    python .ci/make_face.py           # write bindings/mcp_proto_io/_sync/_face.py
     python .ci/make_face.py --check   # exit 1 if it is not what this would write
 
-The client API is written once, in ``_face_async.py``: ``async def`` becomes ``def``, each
+The client API is written once, in ``_async/_face.py``: ``async def`` becomes ``def``, each
 ``await`` goes, the class is renamed, a few docstring words change (``await`` -> ``wait for``),
 and the continuation lines of a statement that got shorter move left with it.  Nothing else
 differs, so the two faces cannot drift apart.
@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bindings" / "mcp_proto_io"
-SOURCE = PACKAGE / "_face_async.py"
-TARGET = PACKAGE / "_face_sync.py"
+SOURCE = PACKAGE / "_async" / "_face.py"
+TARGET = PACKAGE / "_sync" / "_face.py"
 
-HEADER = '''"""The client API of the threads binding: GENERATED from ``_face_async.py`` by
+HEADER = '''"""The client API of the threads binding: GENERATED from ``_async/_face.py`` by
 ``.ci/make_face.py``; do not edit (a test fails when it is not current).
 
 :class:`ClientFace` is the face of :class:`mcp_proto_io.threads.Client` and ``HttpClient``: the

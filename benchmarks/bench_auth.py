@@ -582,7 +582,7 @@ def child_flow(n: int, repeats: int) -> dict[str, Any]:
     """``OAuthFlow`` from a 401 to ``Authorized`` with canned answers (no sockets)."""
     C.setup_path()
     from mcp_proto import AuthConfig, OAuthFlow
-    from mcp_proto._auth_events import Authorized, RedirectRequired
+    from mcp_proto.auth._events import Authorized, RedirectRequired
 
     mcp, issuer = "http://127.0.0.1:8000/mcp", "http://127.0.0.1:9000"
     prm_url = "http://127.0.0.1:8000/.well-known/oauth-protected-resource/mcp"

@@ -30,8 +30,8 @@ import _common as C
 C.setup_path()
 
 from mcp_proto import ClientSession, Completed, Implementation  # noqa: E402
-from mcp_proto._modern import PROTOCOL_VERSION_KEY, SERVER_INFO_KEY  # noqa: E402
 from mcp_proto._tasks import TASKS_EXTENSION  # noqa: E402
+from mcp_proto.session._modern import PROTOCOL_VERSION_KEY, SERVER_INFO_KEY  # noqa: E402
 
 MODERN = "2026-07-28"
 RESULT: dict[str, Any] = {"resultType": "complete",

@@ -1,4 +1,4 @@
-"""Fuzz harness for the ``WWW-Authenticate`` parser (``mcp_proto._auth_challenge``).
+"""Fuzz harness for the ``WWW-Authenticate`` parser (``mcp_proto.auth._challenge``).
 
 ``check(data)`` reads ``data`` two ways, chosen by its first byte:
 
@@ -39,7 +39,7 @@ if not __package__:  # run as a script: make the checkout importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fuzz._runner import Choices, bug_matcher, escaped
-from mcp_proto._auth_challenge import (
+from mcp_proto.auth._challenge import (
     MAX_CHALLENGE_SIZE,
     Challenge,
     _parse_value,

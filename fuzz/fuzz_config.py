@@ -65,9 +65,9 @@ from mcp_proto.host import (
     env_file_paths,
     parse_config,
 )
-from mcp_proto.host._config import KEY_TABLES
-from mcp_proto.host._config import ROOT_KEYS as ROOT_KEY
-from mcp_proto.host._expand import Var, tokenize
+from mcp_proto.host.config._expand import Var, tokenize
+from mcp_proto.host.config._parse import KEY_TABLES
+from mcp_proto.host.config._parse import ROOT_KEYS as ROOT_KEY
 
 #: Written literally into env values, header values, URL user-info and query values: never
 #: in a message, a warning or a repr.  (``+`` and ``!`` keep it out of the words messages may

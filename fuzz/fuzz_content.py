@@ -51,7 +51,7 @@ from fuzz._runner import Choices, bug_matcher, escaped
 from mcp_proto import LocalProtocolError, RemoteProtocolError
 from mcp_proto._types import CallToolResult, TextContent, parse_call_tool_result
 from mcp_proto.host import CONTENT_TARGETS, ProviderContent, to_provider_content
-from mcp_proto.host._content import (
+from mcp_proto.host.content._convert import (
     ANTHROPIC_IMAGE_TYPES,
     ANTHROPIC_MAX_IMAGE_BASE64,
     ANTHROPIC_MAX_IMAGES,

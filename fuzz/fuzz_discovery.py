@@ -1,6 +1,6 @@
 """Fuzz harness for OAuth discovery: protected resource metadata (RFC 9728), authorization
 server metadata (RFC 8414 / OpenID) and the URL policy behind them
-(``mcp_proto._auth_discovery``, ``mcp_proto._auth_urls``).
+(``mcp_proto.auth._discovery``, ``mcp_proto.auth._urls``).
 
 ``check(data)`` builds one discovery the way :class:`OAuthFlow` walks it, from the data read
 two ways (chosen by the first byte):
@@ -58,9 +58,10 @@ if not __package__:  # run as a script: make the checkout importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fuzz._runner import Choices, bug_matcher, escaped
-from mcp_proto import _auth_steps
-from mcp_proto._auth_challenge import Challenge, oauth_challenge, parse_www_authenticate
-from mcp_proto._auth_discovery import (
+from mcp_proto._auth_errors import DiscoveryError, IssuerMismatch, ResourceMismatch, UnsafeUrl
+from mcp_proto.auth import _steps as _auth_steps
+from mcp_proto.auth._challenge import Challenge, oauth_challenge, parse_www_authenticate
+from mcp_proto.auth._discovery import (
     ProtectedResource,
     default_endpoints,
     parse_as_metadata,
@@ -68,9 +69,8 @@ from mcp_proto._auth_discovery import (
     pick_issuer,
     prm_urls,
 )
-from mcp_proto._auth_errors import DiscoveryError, IssuerMismatch, ResourceMismatch, UnsafeUrl
-from mcp_proto._auth_exchange import AuthResponse
-from mcp_proto._auth_urls import (
+from mcp_proto.auth._exchange import AuthResponse
+from mcp_proto.auth._urls import (
     AuthUrl,
     address_zone,
     as_metadata_candidates,

@@ -1,4 +1,4 @@
-"""Fuzz harness for ``mcp_proto._jsonrpc.decode`` / ``encode`` / ``dumps``.
+"""Fuzz harness for ``mcp_proto.wire._jsonrpc.decode`` / ``encode`` / ``dumps``.
 
 ``check(data)`` parses ``data`` as JSON (inputs that are not JSON are skipped) and decodes
 the value, and each member if it is an array (as a 2025-03-26 batch is).  Properties:
@@ -23,7 +23,7 @@ if not __package__:  # run as a script: make the checkout importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcp_proto import RemoteProtocolError
-from mcp_proto._jsonrpc import (
+from mcp_proto.wire._jsonrpc import (
     ErrorResponse,
     Message,
     Notification,

@@ -1,4 +1,4 @@
-"""Fuzz harness for the JOSE pieces of authorization (``mcp_proto._auth_jwt``).
+"""Fuzz harness for the JOSE pieces of authorization (``mcp_proto.auth._jwt``).
 
 ``check(data)`` reads ``data`` two ways, chosen by its first byte:
 
@@ -45,7 +45,7 @@ if not __package__:  # run as a script: make the checkout importable
 
 from fuzz._runner import Choices, bug_matcher, escaped
 from mcp_proto._auth_errors import UnsafeUrl
-from mcp_proto._auth_jwt import (
+from mcp_proto.auth._jwt import (
     CLIENT_ASSERTION_LIFETIME,
     b64url,
     b64url_decode,

@@ -25,7 +25,7 @@ if not __package__:  # run as a script: make the checkout importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcp_proto import NdjsonFramer, Oversize
-from mcp_proto._ndjson import EDGE_BYTES
+from mcp_proto.wire._ndjson import EDGE_BYTES
 
 Framed = bytes | Oversize
 

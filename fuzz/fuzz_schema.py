@@ -50,7 +50,7 @@ if not __package__:  # run as a script: make the checkout importable
 
 from fuzz._runner import Choices, bug_matcher, escaped
 from mcp_proto.host import SCHEMA_TARGETS, Normalized, SchemaError, normalize_schema
-from mcp_proto.host._schema import (
+from mcp_proto.host.schema._normalize import (
     DEFAULT_BUDGET,
     DEFAULT_MAX_DEPTH,
     DEFAULT_REF_UNFOLD,

@@ -83,9 +83,9 @@ from mcp_proto import (
     State,
     SubscriptionEnded,
 )
-from mcp_proto._jsonrpc import ErrorResponse, Notification, Request, Response, decode
-from mcp_proto._modern import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, Discovered
 from mcp_proto._tasks import TASKS_EXTENSION
+from mcp_proto.session._modern import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, Discovered
+from mcp_proto.wire._jsonrpc import ErrorResponse, Notification, Request, Response, decode
 
 CLIENT_CAPS: dict[str, Any] = {
     "sampling": {},

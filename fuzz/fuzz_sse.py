@@ -1,4 +1,4 @@
-"""Fuzz harness for :class:`mcp_proto._sse.SseParser` (the ``text/event-stream`` parser).
+"""Fuzz harness for :class:`mcp_proto.wire._sse.SseParser` (the ``text/event-stream`` parser).
 
 ``check(data)``: ``data[0]``/``data[1]`` choose ``max_event_size`` (tiny, around
 :data:`LINE_OVERHEAD`, or large), ``data[2:]`` is the stream.  It is parsed
@@ -41,7 +41,7 @@ if not __package__:  # run as a script: make the checkout importable
 
 from fuzz._runner import bug_matcher, escaped
 from mcp_proto._errors import LocalProtocolError
-from mcp_proto._sse import LINE_OVERHEAD, MAX_RETRY_MS, SseEvent, SseOversize, SseParser
+from mcp_proto.wire._sse import LINE_OVERHEAD, MAX_RETRY_MS, SseEvent, SseOversize, SseParser
 
 Record = SseEvent | SseOversize
 Chunk = bytes | bytearray | memoryview

@@ -2,6 +2,13 @@
 
 The core in this package does no I/O and reads no clock: feed it bytes and the time, and it
 gives back events and bytes.  Runtime bindings live in :mod:`mcp_proto_io`.
+
+The package owns the shared records (its top-level modules ``_types``, ``_events``,
+``_errors``, ``_auth_errors``, ``_limits``, ``_versions``, ``_build``, ``_capabilities`` and
+``_tasks``, which every room may import and which import no room) and this public face, which
+re-exports the rooms' public names.  The face may import every room but :mod:`mcp_proto.http`:
+:mod:`mcp_proto.wire` and :mod:`mcp_proto.session` at import time, :mod:`mcp_proto.auth` and
+:mod:`mcp_proto.host` on first use (PEP 562); it never imports :mod:`mcp_proto_io`.
 """
 
 from __future__ import annotations
@@ -60,11 +67,7 @@ from ._events import (
     SubscriptionEnded,
     TaskStatus,
 )
-from ._jsonrpc import RequestId
 from ._limits import Limits
-from ._ndjson import NdjsonFramer, Oversize
-from ._session import ClientSession, SessionStats
-from ._state import State
 from ._tasks import (
     RELATED_TASK_KEY,
     TASKS_EXTENSION,
@@ -105,14 +108,18 @@ from ._versions import (
     accepted_versions,
     era_of,
 )
+from .session._session import ClientSession, SessionStats
+from .session._state import State
+from .wire._jsonrpc import RequestId
+from .wire._ndjson import NdjsonFramer, Oversize
 
 if TYPE_CHECKING:  # imported on first use: see _LAZY
-    from ._auth_config import AuthConfig, Tokens
-    from ._auth_events import AuthEvent, Authorized, AuthStatus, RedirectRequired, SaveRecord
-    from ._auth_exchange import AuthExchange, AuthResponse
-    from ._auth_flow import OAuthFlow
-    from ._auth_jwt import Signer
-    from ._auth_urls import address_zone
+    from .auth._config import AuthConfig, Tokens
+    from .auth._events import AuthEvent, Authorized, AuthStatus, RedirectRequired, SaveRecord
+    from .auth._exchange import AuthExchange, AuthResponse
+    from .auth._flow import OAuthFlow
+    from .auth._jwt import Signer
+    from .auth._urls import address_zone
 
 __version__ = "0.1.0"
 
@@ -122,18 +129,18 @@ __version__ = "0.1.0"
 #: eager (light, and raised without a flow too).  ``host`` is the subpackage, loaded by its
 #: first use as an attribute.
 _LAZY = {
-    "AuthConfig": "._auth_config",
-    "Tokens": "._auth_config",
-    "AuthEvent": "._auth_events",
-    "AuthStatus": "._auth_events",
-    "Authorized": "._auth_events",
-    "RedirectRequired": "._auth_events",
-    "SaveRecord": "._auth_events",
-    "AuthExchange": "._auth_exchange",
-    "AuthResponse": "._auth_exchange",
-    "OAuthFlow": "._auth_flow",
-    "Signer": "._auth_jwt",
-    "address_zone": "._auth_urls",
+    "AuthConfig": ".auth._config",
+    "Tokens": ".auth._config",
+    "AuthEvent": ".auth._events",
+    "AuthStatus": ".auth._events",
+    "Authorized": ".auth._events",
+    "RedirectRequired": ".auth._events",
+    "SaveRecord": ".auth._events",
+    "AuthExchange": ".auth._exchange",
+    "AuthResponse": ".auth._exchange",
+    "OAuthFlow": ".auth._flow",
+    "Signer": ".auth._jwt",
+    "address_zone": ".auth._urls",
     "host": ".host",
 }
 

@@ -12,9 +12,8 @@ from typing import Any, Generic, TypeVar
 
 from ._build import builder
 from ._errors import MCPError
-from ._jsonrpc import RequestId
 from ._tasks import Task
-from ._types import Implementation
+from ._types import Implementation, RequestId
 
 __all__ = [
     "BadMessage",

@@ -15,7 +15,11 @@ from typing import Any
 from ._build import builder
 from ._errors import RemoteProtocolError
 
+#: A JSON-RPC request id: a string or an integer (never null, bool or float: J-01).
+RequestId = str | int
+
 __all__ = [
+    "RequestId",
     "AudioContent",
     "BlobResourceContents",
     "CallToolResult",

@@ -161,7 +161,7 @@ def scripted_command(scenario: str = "default") -> list[str]:
 
 
 def demo_command() -> list[str]:
-    return [sys.executable, "-m", "mcp_proto_io._demo_server"]
+    return [sys.executable, "-m", "mcp_proto_io.cli.demo_server"]
 
 
 def demo_env() -> dict[str, str]:

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from mcp_proto import ClientSession, Event, Implementation, Limits, Ready
-from mcp_proto._jsonrpc import dumps
-from mcp_proto._modern import PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY
 from mcp_proto._versions import MODERN_VERSIONS
+from mcp_proto.session._modern import PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY
+from mcp_proto.wire._jsonrpc import dumps
 
 try:
     import jsonschema

@@ -54,7 +54,7 @@ from mcp_proto import (
     ResourceMismatch,
     TokenError,
 )
-from mcp_proto._auth_flow import MAX_AUTHORIZATIONS_PER_WINDOW, MAX_STEP_UPS_PER_SCOPE
+from mcp_proto.auth._flow import MAX_AUTHORIZATIONS_PER_WINDOW, MAX_STEP_UPS_PER_SCOPE
 
 pytestmark = pytest.mark.usefixtures("no_leaks")
 

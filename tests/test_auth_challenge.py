@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_proto._auth_challenge import (
+from mcp_proto.auth._challenge import (
     MAX_CHALLENGE_SIZE,
     Challenge,
     oauth_challenge,

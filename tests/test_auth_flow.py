@@ -1,4 +1,4 @@
-"""The authorization machine (mcp_proto._auth_flow.OAuthFlow) without I/O.
+"""The authorization machine (mcp_proto.auth._flow.OAuthFlow) without I/O.
 
 A small fake world (:class:`World`) plays the protected resource's metadata and an
 authorization server: it parses every :class:`AuthExchange` the flow asks for with h11,
@@ -34,9 +34,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-import mcp_proto._auth_flow as auth_flow_module
-import mcp_proto._auth_procedure as auth_procedure_module
-from mcp_proto._auth_config import MAX_TOKEN_LIFETIME, MIN_TOKEN_LIFETIME, AuthConfig, Tokens
+import mcp_proto.auth._flow as auth_flow_module
+import mcp_proto.auth._procedure as auth_procedure_module
 from mcp_proto._auth_errors import (
     AuthorizationDenied,
     AuthorizationError,
@@ -52,8 +51,9 @@ from mcp_proto._auth_errors import (
     TokenError,
     UnsafeUrl,
 )
-from mcp_proto._auth_exchange import MAX_AUTH_BODY, AuthExchange
-from mcp_proto._auth_flow import (
+from mcp_proto.auth._config import MAX_TOKEN_LIFETIME, MIN_TOKEN_LIFETIME, AuthConfig, Tokens
+from mcp_proto.auth._exchange import MAX_AUTH_BODY, AuthExchange
+from mcp_proto.auth._flow import (
     AUTHORIZATION_WINDOW,
     MAX_AUTHORIZATIONS_PER_WINDOW,
     MAX_STEP_UPS_PER_SCOPE,
@@ -65,8 +65,8 @@ from mcp_proto._auth_flow import (
     RedirectRequired,
     SaveRecord,
 )
-from mcp_proto._auth_jwt import b64url, b64url_decode, decode_unverified
-from mcp_proto._auth_steps import check_callback
+from mcp_proto.auth._jwt import b64url, b64url_decode, decode_unverified
+from mcp_proto.auth._steps import check_callback
 
 MCP = "http://127.0.0.1:8000/mcp"
 MCP_ORIGIN = "http://127.0.0.1:8000"

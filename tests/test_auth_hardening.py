@@ -50,9 +50,6 @@ from test_auth_flow import (
     until_redirect,
 )
 
-from mcp_proto._auth_challenge import oauth_challenge, parse_www_authenticate
-from mcp_proto._auth_config import AuthConfig, Tokens
-from mcp_proto._auth_discovery import parse_as_metadata, parse_prm
 from mcp_proto._auth_errors import (
     AuthorizationDenied,
     CallbackRejected,
@@ -63,17 +60,20 @@ from mcp_proto._auth_errors import (
     TokenError,
     UnsafeUrl,
 )
-from mcp_proto._auth_exchange import AuthResponse
-from mcp_proto._auth_flow import RedirectRequired
-from mcp_proto._auth_jwt import b64url, decode_unverified, encode_jwt
-from mcp_proto._auth_steps import (
+from mcp_proto.auth._challenge import oauth_challenge, parse_www_authenticate
+from mcp_proto.auth._config import AuthConfig, Tokens
+from mcp_proto.auth._discovery import parse_as_metadata, parse_prm
+from mcp_proto.auth._exchange import AuthResponse
+from mcp_proto.auth._flow import RedirectRequired
+from mcp_proto.auth._jwt import b64url, decode_unverified, encode_jwt
+from mcp_proto.auth._steps import (
     check_callback,
     parse_registration,
     parse_tokens,
     redirect_uri_registered,
     safe_url,
 )
-from mcp_proto._auth_urls import MAX_SHOWN_URL, parse_auth_url
+from mcp_proto.auth._urls import MAX_SHOWN_URL, parse_auth_url
 
 FUZZ = settings(max_examples=200, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

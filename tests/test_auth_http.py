@@ -25,7 +25,6 @@ from test_auth_flow import (
 from test_http_core import Server, result
 
 from mcp_proto import ClientSession, Completed, Failed, Implementation, Ready
-from mcp_proto._auth_config import AuthConfig
 from mcp_proto._auth_errors import (
     AuthorizationDenied,
     AuthorizationError,
@@ -34,9 +33,10 @@ from mcp_proto._auth_errors import (
     DiscoveryError,
     InsufficientScope,
 )
-from mcp_proto._auth_flow import REFRESH_SKEW, OAuthFlow, RedirectRequired
-from mcp_proto._http import AUTH_RETRY_LIMITS, HttpExchange, StreamableHttp
 from mcp_proto._limits import DEFAULT_IDLE_TIMEOUT
+from mcp_proto.auth._config import AuthConfig
+from mcp_proto.auth._flow import REFRESH_SKEW, OAuthFlow, RedirectRequired
+from mcp_proto.http._streamable import AUTH_RETRY_LIMITS, HttpExchange, StreamableHttp
 
 INFO = Implementation(name="t", version="1")
 NOW = T0

@@ -9,12 +9,12 @@ import threading
 from typing import Any
 
 import pytest
-from mcp_proto_io._auth_io import AuthSetup, run_auth_exchange
 from mcp_proto_io.auth import OAuth
+from mcp_proto_io.auth._io import AuthSetup, run_auth_exchange
 from mcp_proto_io.threads import MemoryTokenStore
 
-from mcp_proto._auth_exchange import AuthExchange
-from mcp_proto._auth_urls import AuthUrl
+from mcp_proto.auth._exchange import AuthExchange
+from mcp_proto.auth._urls import AuthUrl
 
 
 def setup_for(url: str, store: Any = None) -> AuthSetup:

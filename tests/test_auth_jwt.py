@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_proto._auth_errors import UnsafeUrl
-from mcp_proto._auth_jwt import (
+from mcp_proto.auth._jwt import (
     CLIENT_ASSERTION_LIFETIME,
     b64url,
     b64url_decode,

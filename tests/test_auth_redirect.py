@@ -24,7 +24,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from mcp_proto_io._auth_redirect import (
+from mcp_proto_io.auth._redirect import (
     CALLBACK_CONNECTION_TIMEOUT,
     DEFAULT_REDIRECT_URI,
     MAX_AUTHORIZATION_URL,

@@ -11,7 +11,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
-from mcp_proto_io._auth_signer import MISSING_CRYPTOGRAPHY, EcSigner
+from mcp_proto_io.auth._signer import MISSING_CRYPTOGRAPHY, EcSigner
 
 
 def b64url_decode(text: str) -> bytes:

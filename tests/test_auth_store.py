@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_proto_io._auth_store import (
+from mcp_proto_io.auth._store import (
     MAX_RECORD_SIZE,
     FileTokenStore,
     MemoryTokenStore,

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_proto._auth_errors import UnsafeUrl
-from mcp_proto._auth_urls import (
+from mcp_proto.auth._urls import (
     MAX_URL_LENGTH,
     AuthUrl,
     address_allowed,

@@ -37,8 +37,8 @@ from _bindings import (
 )
 from _bindings import _to_thread as to_thread
 from conftest import modern_command, proc_state, scripted_command
-from mcp_proto_io import _async_base
-from mcp_proto_io._async_base import CALLBACK_HIGH_WATER
+from mcp_proto_io._async import _pump as _async_base
+from mcp_proto_io._async._pump import CALLBACK_HIGH_WATER
 
 from mcp_proto import (
     ConnectionClosed,

@@ -16,11 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_proto import CallToolResult, Completed, Failed, RequestHandle, TextContent, _json
+from mcp_proto import CallToolResult, Completed, Failed, RequestHandle, TextContent
 from mcp_proto._build import builder
 from mcp_proto._errors import RpcError
 from mcp_proto._events import make_completed, make_handle
-from mcp_proto._json import MAX_CACHED_HEADS, dumps, dumps_request, loads
+from mcp_proto.wire import _json
+from mcp_proto.wire._json import MAX_CACHED_HEADS, dumps, dumps_request, loads
 
 _text = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
     ["", "%", "%d", "%s%%", "é", "\u2028", "\x00", '"\\'])
@@ -99,7 +100,7 @@ def test_a_cycle_is_refused_and_the_encoder_still_works() -> None:
 def test_a_cycle_is_found_before_the_stack_runs_out() -> None:
     """With a high recursion limit, a cycle must still be a ValueError, not a crash."""
     code = ("import sys; sys.setrecursionlimit(1_000_000)\n"
-            "from mcp_proto._json import dumps\n"
+            "from mcp_proto.wire._json import dumps\n"
             "c = {}; c['a'] = c\n"
             "try:\n    dumps(c)\nexcept ValueError as e:\n    print('refused:', e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

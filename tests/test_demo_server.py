@@ -1,4 +1,4 @@
-"""The bundled demo server (``python -m mcp_proto_io._demo_server``) through the threads client:
+"""The bundled demo server (``python -m mcp_proto_io.cli.demo_server``) through the threads client:
 every tool, pagination, resources, prompts, completion, logging and progress."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import demo_command, demo_env, proc_state, run_threads
-from mcp_proto_io import _demo_server as demo
+from mcp_proto_io.cli import demo_server as demo
 from mcp_proto_io.threads import Client, connect_stdio
 
 from mcp_proto import (

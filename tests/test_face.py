@@ -1,7 +1,7 @@
 """One client face: the threads client's operations are generated from the async ones.
 
-``bindings/mcp_proto_io/_face_sync.py`` is written by ``.ci/make_face.py`` from
-``_face_async.py``; these tests fail when it is stale, when the two faces differ in a name, a
+``bindings/mcp_proto_io/_sync/_face.py`` is written by ``.ci/make_face.py`` from
+``_async/_face.py``; these tests fail when it is stale, when the two faces differ in a name, a
 parameter, a default or a docstring (beyond the generator's word changes), or when a blocking
 method is still a coroutine.
 """
@@ -17,7 +17,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from mcp_proto_io import _face_async, _face_sync, asyncio, threads, trio
+from mcp_proto_io import asyncio, threads, trio
+from mcp_proto_io._async import _face as _face_async
+from mcp_proto_io._sync import _face as _face_sync
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / ".ci" / "make_face.py"

@@ -43,7 +43,7 @@ from mcp_proto import (
     ServerExited,
     State,
 )
-from mcp_proto._modern import Discovered
+from mcp_proto.session._modern import Discovered
 from tests.fake_server import modern_pair
 
 CORPUS = Path(__file__).resolve().parent.parent / "fuzz" / "corpus"

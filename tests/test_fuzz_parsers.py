@@ -32,8 +32,8 @@ from fuzz import (
     fuzz_schema,
     fuzz_sse,
 )
-from mcp_proto._auth_jwt import b64url, decode_unverified, encode_jwt
 from mcp_proto._types import parse_call_tool_result
+from mcp_proto.auth._jwt import b64url, decode_unverified, encode_jwt
 from mcp_proto.host import (
     ConfigError,
     dump_config_with_warnings,
@@ -41,7 +41,7 @@ from mcp_proto.host import (
     parse_config,
     to_provider_content,
 )
-from mcp_proto.host._content import CONTENT_TARGETS
+from mcp_proto.host.content._convert import CONTENT_TARGETS
 from tests.test_fuzz import CORPUS, _check
 
 HARNESSES: dict[str, ModuleType] = {

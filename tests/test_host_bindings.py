@@ -9,8 +9,11 @@ mcp-server-git and the official SDK's server for the real-peer config.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,8 +21,10 @@ from typing import Any
 import pytest
 from _bindings import BINDINGS, Binding, run
 from conftest import TESTS
+from mcp_proto_io.host._threads import THREAD_JOIN
+from mcp_proto_io.threads import connect_config
 
-from mcp_proto import ConnectionClosed, ListChanged, LocalProtocolError, ServerExited
+from mcp_proto import ConnectionClosed, ListChanged, LocalProtocolError, MCPError, ServerExited
 from mcp_proto.host import (
     ConfigError,
     HostConfig,
@@ -482,3 +487,30 @@ def test_close_and_remove_during_an_update_leave_nothing_behind(binding: str) ->
             assert isinstance(job.error, ConnectionClosed | LocalProtocolError), job.error
 
     run(binding, scenario)
+
+
+def test_threads_host_closed_from_its_event_callback_does_not_wait_on_itself() -> None:
+    """``close()`` from ``on_server_event`` returns at once: the host's threads wait to deliver
+    their events until the callback returns, so joining them there could only run into the
+    join bound (10 s a thread before this was fixed)."""
+    closed = threading.Event()
+    holder: dict[str, Any] = {}
+
+    def on_event(event: Any) -> None:
+        if event.state == "running" and "host" in holder and not closed.is_set():
+            closed.set()
+            began = time.monotonic()
+            holder["host"].close()
+            holder["took"] = time.monotonic() - began
+
+    host = connect_config(config(*(server(f"s{i}") for i in range(4))),
+                          on_server_event=on_event)
+    holder["host"] = host
+    try:
+        with contextlib.suppress(MCPError):  # closed from the callback while it opened
+            host.open()
+        assert closed.is_set()
+        # not a timing target: a join from the callback could only end by the join bound
+        assert holder["took"] < THREAD_JOIN, "close() from the callback waited on its threads"
+    finally:
+        host.close()

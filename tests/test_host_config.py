@@ -14,17 +14,17 @@ from typing import Any
 import pytest
 import tomllib
 
-from mcp_proto.host._config import (
+from mcp_proto.host._restart import RestartPolicy
+from mcp_proto.host._spec import ConfigError, ConfigProblem, ServerSpec
+from mcp_proto.host.config._dump import dump_config
+from mcp_proto.host.config._expand import Expander, dotenv_entries, parse_dotenv, tokenize
+from mcp_proto.host.config._parse import (
     MAX_DEPTH,
     MAX_SERVERS,
     detect_dialect,
     env_file_paths,
     parse_config,
 )
-from mcp_proto.host._dump import dump_config
-from mcp_proto.host._expand import Expander, dotenv_entries, parse_dotenv, tokenize
-from mcp_proto.host._restart import RestartPolicy
-from mcp_proto.host._spec import ConfigError, ConfigProblem, ServerSpec
 
 CONFIGS = Path(__file__).parent / "host_configs"
 

@@ -19,11 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_host_config import ENV, SENTINEL, read
 
-from mcp_proto.host._config import parse_config
-from mcp_proto.host._dump import dump_config, dump_config_with_warnings
 from mcp_proto.host._restart import RestartPolicy
 from mcp_proto.host._spec import DIALECTS, Dialect, HostConfig, ServerSpec
-from mcp_proto.host._toml import dumps_toml
+from mcp_proto.host.config._dump import dump_config, dump_config_with_warnings
+from mcp_proto.host.config._parse import parse_config
+from mcp_proto.host.config._toml import dumps_toml
 
 CONFIGS = Path(__file__).parent / "host_configs"
 INPUTS = {"perplexity-key": "pplx-1", "tok": "input-value"}

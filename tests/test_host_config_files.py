@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_proto_io import _config_files
-from mcp_proto_io._config_files import load_config, resolve_location, save_config
+from mcp_proto_io.host import _config_files
+from mcp_proto_io.host._config_files import load_config, resolve_location, save_config
 from test_host_config import CONFIGS, ENV
 
-from mcp_proto.host._config import detect_dialect, parse_config
-from mcp_proto.host._locations import LOCATION_NAMES, standard_location
 from mcp_proto.host._spec import ConfigError, HostConfig, ServerSpec
+from mcp_proto.host.config._locations import LOCATION_NAMES, standard_location
+from mcp_proto.host.config._parse import detect_dialect, parse_config
 
 
 def copy_fixture(tmp_path: Path, dialect: str) -> Path:

@@ -23,17 +23,17 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mcp_proto_io.__main__ import main
 
-from mcp_proto.host._config import (
+from mcp_proto.host._spec import DIALECTS, ConfigError, HostConfig, ServerSpec, redact_url
+from mcp_proto.host.config._dump import dump_config, dump_config_with_warnings
+from mcp_proto.host.config._expand import dotenv_entries
+from mcp_proto.host.config._parse import (
     KEY_TABLES,
     MAX_LISTED_FAULTS,
     ROOT_KEYS,
     env_file_paths,
     parse_config,
 )
-from mcp_proto.host._dump import dump_config, dump_config_with_warnings
-from mcp_proto.host._expand import dotenv_entries
-from mcp_proto.host._spec import DIALECTS, ConfigError, HostConfig, ServerSpec, redact_url
-from mcp_proto.host._toml import dumps_toml, scalar_problem
+from mcp_proto.host.config._toml import dumps_toml, scalar_problem
 
 BIG = 10 ** 400  # beyond a float's range: float(BIG) raises OverflowError
 URL_KEYS: dict[str, str] = {d: k for d in DIALECTS for k, kind in KEY_TABLES[d]
@@ -372,7 +372,7 @@ def test_a_lone_surrogate_where_nothing_uses_it_is_kept() -> None:
 
 def test_a_config_with_a_kept_surrogate_is_saved_and_loaded(tmp_path: Path) -> None:
     """The bindings' ``save_config`` writes the dump as UTF-8: it always encodes now."""
-    from mcp_proto_io._config_files import load_config, save_config  # noqa: PLC0415
+    from mcp_proto_io.host._config_files import load_config, save_config  # noqa: PLC0415
 
     path = tmp_path / ".claude.json"
     path.write_text(CLAUDE_JSON, encoding="utf-8")

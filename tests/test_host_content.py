@@ -1,4 +1,4 @@
-"""Tool results as provider content (``mcp_proto.host._content``).
+"""Tool results as provider content (``mcp_proto.host.content``).
 
 Every case is a raw ``tools/call`` result as a server sends it, parsed with
 ``parse_call_tool_result``; each target's output is compared with the exact wire shape, and
@@ -23,7 +23,7 @@ from mcp_proto._types import (
     TextContent,
     parse_call_tool_result,
 )
-from mcp_proto.host._content import (
+from mcp_proto.host.content._convert import (
     ANTHROPIC_EMPTY_TEXT,
     ANTHROPIC_MAX_IMAGE_BASE64,
     ANTHROPIC_MAX_IMAGES,

@@ -1,4 +1,4 @@
-"""Hardening of tool results as provider content (``mcp_proto.host._content``), found by
+"""Hardening of tool results as provider content (``mcp_proto.host.content``), found by
 fuzzing: a valid ``CallToolResult`` never makes :func:`to_provider_content` (or the message it
 builds) raise.  A ``structuredContent`` nested about 1,000 levels raised ``RecursionError``
 (``json.dumps`` failed, and its fallback ``repr`` failed again); Gemini got such a value as is,
@@ -15,16 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_host_content import check_gemini, messages
 
-from mcp_proto._json import loads
 from mcp_proto._types import CallToolResult, TextContent, UnknownContent, parse_call_tool_result
-from mcp_proto.host._content import (
+from mcp_proto.host.content._convert import (
     CONTENT_TARGETS,
     GEMINI_MAX_VALUE_DEPTH,
     MAX_UNKNOWN_BLOCK_JSON,
-    _json_text,
-    _json_text_iterative,
     to_provider_content,
 )
+from mcp_proto.host.content._structured import _json_text, _json_text_iterative
+from mcp_proto.wire._json import loads
 
 
 def nested_text(levels: int) -> str:

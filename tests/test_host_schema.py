@@ -1,4 +1,4 @@
-"""Provider schemas (``mcp_proto.host._schema``): each target's output checked against that
+"""Provider schemas (``mcp_proto.host.schema``): each target's output checked against that
 provider's documented rules (checkers written from host-notes 4) *and* against the providers'
 own libraries: ``google.genai.types.Schema`` for ``gemini-openapi`` and openai-agents'
 ``ensure_strict_json_schema`` (which leaves a really strict schema unchanged) for
@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
-from mcp_proto.host import _schema_base as schema_module
-from mcp_proto.host._schema import (
+from mcp_proto.host.schema import _base as schema_module
+from mcp_proto.host.schema._normalize import (
     GEMINI_FORMATS,
     GEMINI_SCHEMA_FIELDS,
     MAX_DEPTH_LIMIT,

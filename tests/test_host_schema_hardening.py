@@ -1,4 +1,4 @@
-"""Hardening of the schema normalizer (``mcp_proto.host._schema``), each case found by fuzzing:
+"""Hardening of the schema normalizer (``mcp_proto.host.schema``), each case found by fuzzing:
 
 1. ``gemini-openapi`` arrays whose items the source leaves open (none, ``{}``, ``true``,
    typeless, ``false``, a recursive array cut) get typed items: Gemini answers 400
@@ -37,8 +37,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_host_schema import check
 
-from mcp_proto.host import _schema_gemini, _schema_strict
-from mcp_proto.host._schema import (
+from mcp_proto.host.schema import _gemini as _schema_gemini
+from mcp_proto.host.schema import _strict as _schema_strict
+from mcp_proto.host.schema._normalize import (
     DEFAULT_MAX_DEPTH,
     SCHEMA_TARGETS,
     Normalized,
@@ -469,7 +470,7 @@ def test_anthropic_root_entry_ref_siblings_are_intersected() -> None:
 ])
 def test_draft4_exclusive_bounds_are_one_bound(base: dict[str, Any], over: dict[str, Any],
                                                expected: dict[str, Any]) -> None:
-    from mcp_proto.host._schema_base import _intersect  # noqa: PLC0415
+    from mcp_proto.host.schema._merge import _intersect  # noqa: PLC0415
 
     result = _intersect(base, over)
     assert result.merged == expected and not result.conflicts and not result.empty
@@ -480,7 +481,7 @@ def test_draft4_exclusive_bounds_are_one_bound(base: dict[str, Any], over: dict[
 
 
 def test_draft4_bounds_that_cross_are_unsatisfiable() -> None:
-    from mcp_proto.host._schema_base import _intersect  # noqa: PLC0415
+    from mcp_proto.host.schema._merge import _intersect  # noqa: PLC0415
 
     result = _intersect({"minimum": 5, "exclusiveMinimum": True}, {"maximum": 5})
     assert result.empty == ["minimum 5 = maximum 5"]
@@ -489,7 +490,7 @@ def test_draft4_bounds_that_cross_are_unsatisfiable() -> None:
 
 
 def test_two_different_consts_are_unsatisfiable_not_a_conflict() -> None:
-    from mcp_proto.host._schema_base import _intersect  # noqa: PLC0415
+    from mcp_proto.host.schema._merge import _intersect  # noqa: PLC0415
 
     result = _intersect({"const": 1}, {"const": 2})
     assert result.merged == {"const": 1} and not result.conflicts

@@ -1,4 +1,4 @@
-"""The Streamable HTTP machine (mcp_proto._http) against an in-memory h11 server: what it asks
+"""The Streamable HTTP machine (mcp_proto.http) against an in-memory h11 server: what it asks
 the binding to send, and what it makes of the answers (section 10.2, 10.3, 2.3)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from mcp_proto import (
     Ready,
     SessionExpired,
 )
-from mcp_proto._http import (
+from mcp_proto.http._streamable import (
     MAX_RESUMES,
     OPENING_GATE,
     HttpError,

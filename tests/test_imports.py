@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_proto_io import _auth_io, _auth_lazy, _auth_redirect
+from mcp_proto_io.auth import _deferred as _auth_lazy
+from mcp_proto_io.auth import _io as _auth_io
+from mcp_proto_io.auth import _redirect as _auth_redirect
 
 import mcp_proto
 
@@ -63,7 +65,7 @@ def test_core_module_imports_no_io(path: Path) -> None:
 def test_core_does_not_import_the_bindings(path: Path) -> None:
     """``import mcp_proto`` runs only these modules (and the standard library), so none of them
     may import ``mcp_proto_io``."""
-    depth = len(path.relative_to(CORE_DIR).parts)  # 1 in mcp_proto/, 2 in mcp_proto/host/
+    depth = len(path.relative_to(CORE_DIR).parts)  # 1 in mcp_proto/, 2 in a room, 3 in a subroom
     tree = ast.parse(path.read_text("utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -76,14 +78,23 @@ RUNTIME_FREE = {
     # module of the bindings -> runtimes it must not import (the shared async code is
     # runtime-neutral; each runtime face imports only its own runtime, so importing
     # mcp_proto_io.asyncio never pays for trio, and no binding pulls in anyio)
-    "_async_base.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
+    "_async/__init__.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
+    "_async/_clients.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
+    "_async/_face.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
+    "_async/_http.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
+    "_async/_pump.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
+    "_async/_stdio.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
+    "_async/_asyncio.py": {"trio", "anyio", "threading", "_thread"},
+    "_async/_trio.py": {"asyncio", "anyio", "threading", "_thread"},
+    "_client.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
     "asyncio.py": {"trio", "anyio", "threading", "_thread"},
     "trio.py": {"asyncio", "anyio", "threading", "_thread"},
-    "_host_async.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
-    "_host_asyncio.py": {"trio", "anyio", "threading", "_thread"},
-    "_host_trio.py": {"asyncio", "anyio", "threading", "_thread"},
+    "host/_async.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
+    "host/_asyncio.py": {"trio", "anyio", "threading", "_thread"},
+    "host/_trio.py": {"asyncio", "anyio", "threading", "_thread"},
+    "host/_loop.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
     "_lazy.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
-    "_auth_lazy.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
+    "auth/_deferred.py": {"asyncio", "trio", "anyio", "threading", "_thread"},
 }
 
 
@@ -106,17 +117,15 @@ DEFERRED = (
     ("mcp_proto.host", ()),
     # Only the errors (raised without a flow too), the table of procedure kinds and the event
     # records (the bindings test isinstance on them) load eagerly.
-    ("mcp_proto._auth_", ("mcp_proto._auth_errors", "mcp_proto._auth_states",
-                          "mcp_proto._auth_events")),
-    ("mcp_proto_io._auth_", ("mcp_proto_io._auth_lazy",)),
-    ("mcp_proto_io.auth", ()),
-    ("mcp_proto_io._host_", ()),
-    ("mcp_proto_io._config_files", ()),
-    ("mcp_proto_io._cli_", ()),
+    # (The rooms' packages load with them: their __init__ imports nothing on its own.)
+    ("mcp_proto.auth", ("mcp_proto.auth", "mcp_proto.auth._states", "mcp_proto.auth._events")),
+    ("mcp_proto_io.auth", ("mcp_proto_io.auth", "mcp_proto_io.auth._deferred")),
+    ("mcp_proto_io.host", ()),
+    ("mcp_proto_io.cli", ()),
     ("h11", ()),
     # Streamable HTTP and its SSE parser come with the first HTTP client.
-    ("mcp_proto._http", ()),
-    ("mcp_proto._sse", ()),
+    ("mcp_proto.http._streamable", ()),
+    ("mcp_proto.wire._sse", ()),
 )
 CLIENT_ONLY = (
     "import mcp_proto",
@@ -158,7 +167,7 @@ def test_a_client_only_import_loads_no_host_auth_or_http(statement: str) -> None
 
 def test_the_scan_sees_a_deferred_module() -> None:
     modules = loaded_after("import mcp_proto_io.asyncio; mcp_proto_io.asyncio.OAuth")
-    assert {"mcp_proto._auth_config", "mcp_proto_io.auth"} <= set(deferred(modules))
+    assert {"mcp_proto.auth._config", "mcp_proto_io.auth._config"} <= set(deferred(modules))
     assert "mcp_proto.host" not in modules
 
 
@@ -188,7 +197,7 @@ else:
     raise AssertionError("no AttributeError")
 print(Host.__module__)
 """)
-    expected = "mcp_proto_io._host_threads" if runtime == "threads" else f"mcp_proto_io.{runtime}"
+    expected = "mcp_proto_io.host._threads" if runtime == "threads" else f"mcp_proto_io.{runtime}"
     assert out.split() == [expected]
 
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_proto import RemoteProtocolError
-from mcp_proto._jsonrpc import (
+from mcp_proto.wire._jsonrpc import (
     ErrorResponse,
     Message,
     Notification,

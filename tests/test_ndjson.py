@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_proto import NdjsonFramer, Oversize
-from mcp_proto._ndjson import EDGE_BYTES, SHORT_LINES_PER_CALL
+from mcp_proto.wire._ndjson import EDGE_BYTES, SHORT_LINES_PER_CALL
 
 Output = bytes | tuple[int, bytes, bytes]
 
@@ -264,8 +264,8 @@ def test_lines_in_bulk_are_the_lines_one_by_one(stream: bytes, cuts: list[int], 
     by line (BULK_SPLIT_MAX and BULK_MIN_AVERAGE_LINE, changed here so that both happen):
     the same lines either way."""
     expected = model(stream, limit)
-    with mock.patch("mcp_proto._ndjson.BULK_SPLIT_MAX", bulk_max), \
-            mock.patch("mcp_proto._ndjson.BULK_MIN_AVERAGE_LINE", average):
+    with mock.patch("mcp_proto.wire._ndjson.BULK_SPLIT_MAX", bulk_max), \
+            mock.patch("mcp_proto.wire._ndjson.BULK_MIN_AVERAGE_LINE", average):
         assert frame([stream], limit, drain_each=False, bulk=True) == expected
         assert frame(_split(stream, cuts), limit, bulk=True) == expected
         assert frame(_split(stream, cuts), limit, drain_each=False, bulk=True) == expected

@@ -55,7 +55,7 @@ from mcp_proto import (
     UnsupportedVersion,
     client_capabilities,
 )
-from mcp_proto._jsonrpc import dumps
+from mcp_proto.wire._jsonrpc import dumps
 from tests.fake_server import (
     SERVER_INFO,
     JSONObj,

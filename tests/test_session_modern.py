@@ -50,7 +50,7 @@ from mcp_proto import (
     UnsupportedVersion,
     client_capabilities,
 )
-from mcp_proto._modern import (
+from mcp_proto.session._modern import (
     CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
     LOG_LEVEL_KEY,

@@ -18,8 +18,6 @@ from hypothesis import strategies as st
 
 from mcp_proto import BadMessage, ClientSession, Closed, Implementation, Limits, LogMessage
 from mcp_proto._auth_errors import AuthorizationDenied
-from mcp_proto._cache import MISS, ResponseCache
-from mcp_proto._era import EraChoice
 from mcp_proto._errors import (
     LocalProtocolError,
     MCPError,
@@ -39,19 +37,21 @@ from mcp_proto._events import (
     SubscriptionEnded,
     TaskStatus,
 )
-from mcp_proto._inbound import END, LineReader, Unreadable
-from mcp_proto._jsonrpc import Request
-from mcp_proto._listen import Subscriptions
-from mcp_proto._modern import PROTOCOL_VERSION_KEY, Discovered, parse_discover
-from mcp_proto._mrtr import InputGathering
-from mcp_proto._results import Operations
-from mcp_proto._server_requests import ServerRequests
-from mcp_proto._state import State
-from mcp_proto._task_runner import TaskRunner
 from mcp_proto._tasks import DEFAULT_POLL_INTERVAL
 from mcp_proto._types import Tool
 from mcp_proto._versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
-from mcp_proto._wire import DEADLINE_SLACK, Answer, Pending, Wire
+from mcp_proto.session._cache import MISS, ResponseCache
+from mcp_proto.session._era import EraChoice
+from mcp_proto.session._listen import Subscriptions
+from mcp_proto.session._modern import PROTOCOL_VERSION_KEY, Discovered, parse_discover
+from mcp_proto.session._mrtr import InputGathering
+from mcp_proto.session._outbox import DEADLINE_SLACK, Answer, Pending, Wire
+from mcp_proto.session._results import Operations
+from mcp_proto.session._server_requests import ServerRequests
+from mcp_proto.session._state import State
+from mcp_proto.session._task_runner import TaskRunner
+from mcp_proto.wire._inbound import END, LineReader, Unreadable
+from mcp_proto.wire._jsonrpc import Request
 
 
 class FakeClock:

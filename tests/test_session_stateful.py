@@ -55,13 +55,13 @@ from mcp_proto import (
     SubscriptionEnded,
     UnsupportedProtocolVersion,
 )
-from mcp_proto._jsonrpc import dumps
-from mcp_proto._modern import (
+from mcp_proto.session._modern import (
     CAPABILITIES_KEY,
     LOG_LEVEL_KEY,
     PROTOCOL_VERSION_KEY,
     SUBSCRIPTION_ID_KEY,
 )
+from mcp_proto.wire._jsonrpc import dumps
 from tests.fake_server import JSONObj, modern_pair, parse_ndjson, ready_pair
 
 IDLE = 10.0

@@ -33,7 +33,6 @@ from mcp_proto import (
     TaskStateError,
     TaskStatus,
 )
-from mcp_proto._task_runner import TIMER_SLACK
 from mcp_proto._tasks import (
     DEFAULT_POLL_INTERVAL,
     MAX_POLL_FAILURES,
@@ -42,6 +41,7 @@ from mcp_proto._tasks import (
     legal_transition,
     parse_task,
 )
+from mcp_proto.session._task_runner import TIMER_SLACK
 
 TASK_CAPS: JSONObj = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 LEGACY_CAPS: JSONObj = {"tools": {}, "tasks": TASK_CAPS}

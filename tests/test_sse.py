@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from mcp_proto._errors import LocalProtocolError
 from mcp_proto._limits import MAX_MESSAGE_SIZE
-from mcp_proto._sse import LINE_OVERHEAD, MAX_RETRY_MS, SseEvent, SseOversize, SseParser
+from mcp_proto.wire._sse import LINE_OVERHEAD, MAX_RETRY_MS, SseEvent, SseOversize, SseParser
 
 Record = SseEvent | SseOversize
 BOM = b"\xef\xbb\xbf"

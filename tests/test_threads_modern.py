@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import mcp_proto_io.threads as threads_module
+import mcp_proto_io._sync._stdio as threads_module
 import pytest
 from conftest import REPO, modern_command, proc_state, wait_until
 from mcp_proto_io._era import DEFAULT_ERA_MEMORY, EraMemory, stdio_key

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Hashable, Mapping, Sequence
 
 from mcp_proto import ClientSession, ConnectionClosed, Ready
-from mcp_proto._modern import Discovered
+from mcp_proto.session._modern import Discovered
 
 __all__ = ["DEFAULT_ERA_MEMORY", "EraMemory", "ProbeKilledServer", "stdio_key"]
 

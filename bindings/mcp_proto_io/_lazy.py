@@ -1,34 +1,48 @@
-"""Public names a runtime module imports when they are first used (PEP 562).
+"""The names every runtime face offers beside its clients, imported when first used (PEP 562).
 
-Each runtime module (``threads``, ``asyncio``, ``trio``) offers the Host and the
-authorization classes beside its clients.  Those two would cost more to import than the
-clients themselves (the host layer and its config parsers; the OAuth machinery), and a
-program that only opens clients uses neither, so the module names them in a table and gets its
-``__getattr__`` and ``__dir__`` from :func:`lazy_names`.  For the type checker it imports
-them under ``TYPE_CHECKING`` and keeps the ``__getattr__`` out of its sight (mypy would take
-every unknown name of a module with one as an ``Any``).
+Each runtime module (``threads``, ``asyncio``, ``trio``) offers the Host and the authorization
+classes beside its clients.  Those two would cost more to import than the clients themselves
+(the host layer and its config parsers; the OAuth machinery), and a program that only opens
+clients uses neither, so the face gets its ``__getattr__`` and ``__dir__`` from
+:func:`lazy_names`.  The authorization classes are named here, once: this module's
+``__all__`` is them.  A face adds it to its own ``__all__`` and names them for the type checker
+with ``from ._lazy import *`` under ``TYPE_CHECKING``, keeping its ``__getattr__`` out of the
+checker's sight (mypy would take every unknown name of a module with one as an ``Any``).
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["AUTH_NAMES", "lazy_names"]
+if TYPE_CHECKING:
+    from .auth import (
+        ClientCredentials,
+        EnterpriseManaged,
+        FileTokenStore,
+        HeadlessRedirect,
+        JwtBearer,
+        LoopbackRedirect,
+        MemoryTokenStore,
+        OAuth,
+        PasteRedirect,
+    )
 
-#: The authorization classes every runtime module offers, from ``.auth``.
-AUTH_NAMES = ("ClientCredentials", "EnterpriseManaged", "FileTokenStore", "HeadlessRedirect",
-              "JwtBearer", "LoopbackRedirect", "MemoryTokenStore", "OAuth", "PasteRedirect")
+#: The authorization classes every runtime face offers, from ``.auth``.
+__all__ = ["ClientCredentials", "EnterpriseManaged", "FileTokenStore", "HeadlessRedirect",
+           "JwtBearer", "LoopbackRedirect", "MemoryTokenStore", "OAuth", "PasteRedirect"]
 
 
-def lazy_names(module: str, host: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_names(module: str, host: str | None) -> tuple[Callable[[str], Any],
+                                                       Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of ``module`` (being imported): ``Host`` and
-    ``connect_config`` from ``host``, the :data:`AUTH_NAMES` from ``.auth`` (both relative to
-    ``module``'s package).  The first lookup of a name imports it and stores the value in
-    ``module``, so later ones are ordinary."""
-    names: Mapping[str, str] = {"Host": host, "connect_config": host,
-                                **dict.fromkeys(AUTH_NAMES, ".auth")}
+    ``connect_config`` from ``host`` (none when None), the authorization classes (this
+    module's ``__all__``) from ``.auth`` (both relative to ``module``'s package).  The first
+    lookup of a name imports it and stores the value in ``module``, so later ones are
+    ordinary; an unknown name raises ``AttributeError``."""
+    names: Mapping[str, str] = {**({} if host is None else {"Host": host, "connect_config": host}),
+                                **dict.fromkeys(__all__, ".auth")}
     namespace = sys.modules[module].__dict__
 
     def __getattr__(name: str) -> Any:
@@ -45,3 +59,7 @@ def lazy_names(module: str, host: str) -> tuple[Callable[[str], Any], Callable[[
         return sorted({*namespace, *names})
 
     return __getattr__, __dir__
+
+
+if not TYPE_CHECKING:  # the names of __all__ are this module's too, loaded on first use
+    __getattr__, __dir__ = lazy_names(__name__, None)

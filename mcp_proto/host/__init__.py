@@ -8,17 +8,20 @@ content (:func:`to_provider_content`) and the meta-tools (:data:`META_TOOLS`).  
 rest of :mod:`mcp_proto` it does no I/O and reads no clock: the bindings' ``connect_config``
 / ``Host`` (:mod:`mcp_proto_io.threads`, ``.asyncio``, ``.trio``) read the files and run the
 servers.
+
+The room owns the host's records (``_spec``: the config as data, ``_restart``, ``_errors``),
+names and filters (``_names``), :class:`HostCore` (``_state``), OAuth settings (``_auth``),
+tool definitions (``_tools``) and the meta-tools (``_meta``); its subrooms own the config
+dialects (:mod:`.config`), the provider schemas (:mod:`.schema`) and the provider content
+(:mod:`.content`).  It may import the shared records of :mod:`mcp_proto` and its subrooms,
+nothing else of the package (no session, transport or authorization machine); the subrooms
+import the shared records and the host's records, never this face or ``_state``.
 """
 
 from __future__ import annotations
 
 from ._auth import OAuthSettings, oauth_settings
-from ._config import detect_dialect, env_file_paths, parse_config
-from ._content import CONTENT_TARGETS, ProviderContent, to_provider_content
-from ._dump import dump_config, dump_config_with_warnings
 from ._errors import ServerUnavailable, UnknownTool
-from ._expand import parse_dotenv
-from ._locations import LOCATION_NAMES, standard_location
 from ._meta import (
     MAX_META_TIMEOUT,
     META_TOOLS,
@@ -31,7 +34,6 @@ from ._meta import (
 )
 from ._names import NamePolicy, ToolFilter, ToolNames, assign_names
 from ._restart import DEFAULT_RESTART, RestartPolicy, RestartSchedule
-from ._schema import SCHEMA_TARGETS, Normalized, Note, SchemaError, normalize_schema
 from ._spec import (
     DIALECTS,
     TRANSPORTS,
@@ -57,6 +59,12 @@ from ._state import (
     ServerStatus,
 )
 from ._tools import TOOL_TARGETS, tool_definition, tool_definitions
+from .config._dump import dump_config, dump_config_with_warnings
+from .config._expand import parse_dotenv
+from .config._locations import LOCATION_NAMES, standard_location
+from .config._parse import detect_dialect, env_file_paths, parse_config
+from .content._convert import CONTENT_TARGETS, ProviderContent, to_provider_content
+from .schema._normalize import SCHEMA_TARGETS, Normalized, Note, SchemaError, normalize_schema
 
 __all__ = [
     "CONTENT_TARGETS",

@@ -34,7 +34,6 @@ from .._types import Tool
 from ._errors import ServerUnavailable, UnknownTool
 from ._names import NamePolicy, ToolFilter, ToolNames, assign_names
 from ._restart import DEFAULT_RESTART, RestartPolicy, RestartSchedule
-from ._schema import Normalized, normalize_schema
 from ._spec import (
     ConfigError,
     ConfigProblem,
@@ -43,6 +42,7 @@ from ._spec import (
     check_spec,
     forget_changed_templates,
 )
+from .schema._normalize import Normalized, normalize_schema
 
 __all__ = [
     "DEFAULT_MAX_SERVERS",

@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._types import Tool
-from ._schema import Normalized, SchemaError, normalize_schema
 from ._state import HostTool
+from .schema._normalize import Normalized, SchemaError, normalize_schema
 
 __all__ = ["TOOL_TARGETS", "tool_definition", "tool_definitions"]
 

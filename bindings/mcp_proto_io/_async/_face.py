@@ -1,0 +1,244 @@
+"""The client API, written once: the operations every client offers, with their docstrings.
+
+This is the source: :class:`AsyncClientFace` is the face of the asyncio and trio clients, and
+``_sync/_face.py`` (the threads client's :class:`ClientFace`) is generated from it by
+``.ci/make_face.py``, as httpcore does with unasync (``async``/``await`` dropped, a few words
+of the docstrings changed); a test fails when the generated file is not current.  Edit this
+file, then run ``python .ci/make_face.py``.
+
+Each operation is one line over the core: ``_run(timeout, op)`` starts ``op(session, now,
+total)`` on the live connection and returns its value; the class under the face provides
+``_run``, ``_live`` and ``_info``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+from mcp_proto import (
+    CallToolResult,
+    ClientSession,
+    CompleteResult,
+    GetPromptResult,
+    Implementation,
+    Prompt,
+    ReadResourceResult,
+    Ready,
+    Resource,
+    ResourceTemplate,
+    Task,
+    Tool,
+)
+
+from .._client import Operation
+from .._handlers import ProgressCallback, StatusCallback
+
+__all__ = ["AsyncClientFace", "LiveConnection"]
+
+_V = TypeVar("_V")  # the value type of an operation (its handle says it)
+
+
+class LiveConnection(Protocol):
+    """What the face needs of a connection: its session, whether it ended, and a way to send a
+    notification."""
+
+    @property
+    def session(self) -> ClientSession: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    def notify(self, send: Callable[[ClientSession], None]) -> None: ...
+
+
+class AsyncClientFace:
+    """The operations of an MCP client, over whatever connection the class below provides."""
+
+    # -- what the class below provides -------------------------------------------------------
+
+    _conn: LiveConnection | None  # the connection of the last call (None: none yet)
+
+    @property
+    def _info(self) -> Ready:
+        """What the handshake (or the discovery) said."""
+        raise NotImplementedError
+
+    async def _live(self) -> LiveConnection:
+        """The live connection (connecting, or reconnecting after a death, as needed)."""
+        raise NotImplementedError
+
+    async def _run(self, timeout: float | None, op: Operation[_V],
+                   on_progress: ProgressCallback | None = None,
+                   on_status: StatusCallback | None = None) -> _V:
+        """Start ``op(session, now, total)`` on the live connection and return its value."""
+        raise NotImplementedError
+
+    # -- what the handshake said -------------------------------------------------------------
+
+    @property
+    def server_info(self) -> Implementation:
+        return self._info.server_info
+
+    @property
+    def protocol_version(self) -> str:
+        return self._info.protocol_version
+
+    @property
+    def era(self) -> str:
+        """``"modern"`` (2026-07-28, stateless) or ``"legacy"`` (handshake era)."""
+        return self._info.era
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """The server's capabilities."""
+        return self._info.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        return self._info.instructions
+
+    # -- operations ----------------------------------------------------------------------------
+
+    async def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
+        """Every tool of the server, all pages followed.  Raises the errors of any call."""
+        return await self._run(timeout, lambda s, now, t: s.list_tools(now=now, timeout=t))
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
+                        timeout: float | None = None, idle_timeout: float | None = None,
+                        on_progress: ProgressCallback | None = None,
+                        task: bool | None = None, task_ttl: float | None = None,
+                        on_task_status: StatusCallback | None = None) -> CallToolResult:
+        """Call a tool and await its result.
+
+        A result with ``is_error`` True is returned, not raised: it is the tool's answer.
+        Raises (all :class:`MCPError`; a call is never replayed, the caller decides):
+
+        - :class:`RpcError`: the server refused the call (unknown tool, bad arguments).
+        - :class:`RequestTimeout`: ``timeout`` seconds in total, or ``idle_timeout`` without
+          a response or progress; the server is told to cancel.  The tool may have run.
+        - :class:`ServerExited` (HTTP: :class:`SessionExpired`): the server ended (forgot
+          the session) while the call was in flight.  It may have run on the server.
+        - :class:`ConnectionClosed`: this client was closed, by its caller, before or during
+          the call; nothing else raises the plain class.
+        - :class:`NotSent`: a Host's server client only: its run ended before the request
+          was written, so nothing was sent (the Host routes its own calls again).
+        - :class:`RemoteProtocolError` (:class:`MessageTooLarge` among them): the answer to
+          this call broke the protocol or was over the size limit; only this call fails.
+        - :class:`TaskCancelled` or the task's error: a call that ran as a task.
+        - When this call starts the server (the first call, or the next one after an exit):
+          what :meth:`connect` raises; over HTTP also :class:`AuthorizationError` subclasses.
+        - :class:`LocalProtocolError`: a misuse (a call from a callback that would deadlock,
+          a client of another event loop, arguments that are not a JSON object).
+
+        ``on_progress`` gets each :class:`Progress` (threads: on the reader thread; asyncio
+        and trio: a function, or an async function awaited in arrival order).  In an async
+        client, cancelling the awaiting task cancels the call on the server too.
+
+        A call may run as a task (section 9): in 2025-11-25 when the tool requires it, or
+        allows it and ``task`` is True (``task_ttl`` seconds of retention asked); in
+        2026-07-28 when the server decides.  It still returns the tool's result, polling the
+        task meanwhile; ``on_task_status`` gets each :class:`TaskStatus` (its ``task.task_id``
+        can be kept to :meth:`resume_task` after a restart).  The task's failure raises its
+        error, a cancelled task :class:`TaskCancelled`; a timeout (and, in an async client,
+        cancelling the awaiting task) sends ``tasks/cancel``.
+        """
+        conn = self._conn  # the fast path: a live connection that knows the tool
+        if (conn is None or conn.closed or conn.session.task_support_unknown(name)) \
+                and (await self._live()).session.task_support_unknown(name):
+            await self.list_tools(timeout=timeout)  # TK-01: learn whether it must be a task
+        return await self._run(
+            timeout,
+            lambda s, now, t: s.call_tool(name, arguments, now=now, timeout=t,
+                                          idle_timeout=idle_timeout,
+                                          progress=on_progress is not None,
+                                          task=task, task_ttl=task_ttl),
+            on_progress, on_task_status)
+
+    async def resume_task(self, task_id: str, *, timeout: float | None = None,
+                          on_task_status: StatusCallback | None = None) -> CallToolResult:
+        """Await a tool call's task another client started (its id kept across a restart):
+        polls it to the end and returns the tool's result.  Raises as :meth:`call_tool`,
+        :class:`TaskNotFound` when the server no longer knows it, and
+        :class:`LocalProtocolError` if the server has no tasks."""
+        return await self._run(
+            timeout, lambda s, now, t: s.resume_task(task_id, now=now, timeout=t),
+            None, on_task_status)
+
+    async def list_tasks(self, *, timeout: float | None = None) -> list[Task]:
+        """The server's tasks (2025-11-25 ``tasks/list``, every page)."""
+        return await self._run(timeout, lambda s, now, t: s.list_tasks(now=now, timeout=t))
+
+    async def get_task(self, task_id: str, *, timeout: float | None = None) -> Task:
+        """A task as the server describes it now (one ``tasks/get``)."""
+        return await self._run(
+            timeout, lambda s, now, t: s.get_task(task_id, now=now, timeout=t))
+
+    async def cancel_task(self, task_id: str, *, timeout: float | None = None) -> Task | None:
+        """Ask the server to cancel a task: the final task (2025-11-25) or None (2026, an
+        acknowledgement).  :class:`RpcError` for a terminal or unknown task."""
+        return await self._run(
+            timeout, lambda s, now, t: s.cancel_task(task_id, now=now, timeout=t))
+
+    async def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
+        """Every resource of the server, all pages followed."""
+        return await self._run(timeout,
+                               lambda s, now, t: s.list_resources(now=now, timeout=t))
+
+    async def list_resource_templates(self, *, timeout: float | None = None
+                                      ) -> list[ResourceTemplate]:
+        """Every resource template of the server, all pages followed."""
+        return await self._run(
+            timeout, lambda s, now, t: s.list_resource_templates(now=now, timeout=t))
+
+    async def read_resource(self, uri: str, *,
+                            timeout: float | None = None) -> ReadResourceResult:
+        """Read a resource.  Raises :class:`RpcError` for an unknown one."""
+        return await self._run(
+            timeout, lambda s, now, t: s.read_resource(uri, now=now, timeout=t))
+
+    async def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
+        """Every prompt of the server, all pages followed."""
+        return await self._run(timeout, lambda s, now, t: s.list_prompts(now=now, timeout=t))
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
+                         timeout: float | None = None) -> GetPromptResult:
+        """A prompt, with ``arguments`` filled in."""
+        return await self._run(
+            timeout, lambda s, now, t: s.get_prompt(name, arguments, now=now, timeout=t))
+
+    async def complete(self, ref: dict[str, Any], argument_name: str, argument_value: str, *,
+                       context_arguments: dict[str, str] | None = None,
+                       timeout: float | None = None) -> CompleteResult:
+        """Completions for an argument of a prompt or a resource template (``ref``)."""
+        return await self._run(
+            timeout, lambda s, now, t: s.complete(ref, argument_name, argument_value,
+                                                  context_arguments=context_arguments,
+                                                  now=now, timeout=t))
+
+    async def subscribe(self, uri: str, *, timeout: float | None = None) -> None:
+        """Updates of a resource arrive as :class:`ResourceUpdated` notifications."""
+        await self._run(timeout, lambda s, now, t: s.subscribe(uri, now=now, timeout=t))
+
+    async def unsubscribe(self, uri: str, *, timeout: float | None = None) -> None:
+        """Undo :meth:`subscribe`."""
+        await self._run(timeout, lambda s, now, t: s.unsubscribe(uri, now=now, timeout=t))
+
+    async def set_logging_level(self, level: str, *, timeout: float | None = None) -> None:
+        """The least severe log level the server should send (RFC 5424 names)."""
+        await self._run(timeout,
+                        lambda s, now, t: s.set_logging_level(level, now=now, timeout=t))
+
+    async def ping(self, *, timeout: float | None = None) -> None:
+        """A round trip to the server."""
+        await self._run(timeout, lambda s, now, t: s.ping(now=now, timeout=t))
+
+    async def send_request(self, method: str, params: dict[str, Any] | None = None, *,
+                           timeout: float | None = None) -> dict[str, Any]:
+        """Any request the typed methods do not cover; returns the raw result object."""
+        return await self._run(
+            timeout, lambda s, now, t: s.send_request(method, params, now=now, timeout=t))
+
+    async def notify_roots_changed(self) -> None:
+        """Tell the server the roots changed; it will ask for them again."""
+        (await self._live()).notify(lambda session: session.notify_roots_list_changed())

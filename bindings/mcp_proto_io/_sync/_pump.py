@@ -1,0 +1,264 @@
+"""What every threads connection does, whatever carries its bytes.
+
+The session under one lock, a one-shot waiter per call, the core's events taken under the
+lock and dispatched outside it, the host's handlers on a small pool, deadlines fired by a
+service thread.  The stdio and HTTP connections (``_stdio``, ``_http``) move the bytes.
+"""
+
+from __future__ import annotations
+
+import _thread
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mcp_proto import (
+    ClientSession,
+    Closed,
+    Completed,
+    ConnectionLost,
+    Event,
+    Failed,
+    LocalProtocolError,
+    MCPError,
+    Progress,
+    Ready,
+    RequestHandle,
+    ServerRequest,
+    TaskStatus,
+)
+
+from .._client import ClientOptions, Connection, Operation
+from .._handlers import ProgressCallback, StatusCallback
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+__all__ = ["HANDLER_WORKERS", "Pump", "Waiter"]
+
+#: Threads that run the host's sampling / elicitation / roots handlers per connection: they
+#: may block on a user, and must never block the reader.
+HANDLER_WORKERS = 4
+
+_V = TypeVar("_V")  # the value type of an operation (its handle says it)
+
+
+class Waiter:
+    """A one-shot result slot a caller blocks on (cheaper than a Future)."""
+
+    __slots__ = ("_lock", "error", "on_progress", "on_status", "value")
+
+    def __init__(self, on_progress: ProgressCallback | None = None,
+                 on_status: StatusCallback | None = None) -> None:
+        self._lock = _thread.allocate_lock()
+        self._lock.acquire()
+        self.value: Any = None
+        self.error: MCPError | None = None
+        self.on_progress = on_progress
+        self.on_status = on_status
+
+    def set(self, value: Any, error: MCPError | None) -> None:
+        self.value = value
+        self.error = error
+        self._lock.release()
+
+    def wait(self) -> Any:
+        """The value; raises the call's error."""
+        self._lock.acquire()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+class Pump(Connection):
+    """What every threads connection does: the session under one lock, a one-shot waiter per
+    call, events dispatched outside the lock, host handlers on a small pool, deadlines fired.
+    Subclasses move the bytes: :meth:`_queue_output_locked` collects what the session wants
+    sent (under the lock), :meth:`_flush` sends it (outside)."""
+
+    def __init__(self, client: ClientOptions) -> None:
+        super().__init__(client)
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
+        self.waiters: dict[RequestHandle[Any], Waiter] = {}
+        self.armed: float | None = None  # the deadline the service thread sleeps towards
+        self._executor: ThreadPoolExecutor | None = None
+
+    def _queue_output_locked(self) -> None:
+        raise NotImplementedError
+
+    def _flush(self) -> None:
+        raise NotImplementedError
+
+    def _service(self) -> None:
+        """The service thread: fires deadlines (and whatever the subclass's loop does)."""
+        try:
+            self._service_loop()
+        except BaseException as exc:
+            self._crashed(exc)
+            raise
+
+    def _service_loop(self) -> None:
+        raise NotImplementedError
+
+    def _started(self, handle: RequestHandle[Any]) -> None:
+        """Called under the lock with the handle of each call this thread starts."""
+
+    def _on_callback_thread(self) -> bool:
+        """Whether this thread runs callbacks that only it can complete (a call from it would
+        wait for itself)."""
+        return False
+
+    def notify(self, send: Callable[[ClientSession], None]) -> None:
+        """Send a notification built by ``send(session)``."""
+        with self.lock:
+            send(self.session)
+            self._queue_output_locked()
+        self._flush()
+
+    def start(self, op: Operation[Any], total: float,
+              on_progress: ProgressCallback | None = None,
+              on_status: StatusCallback | None = None) -> Waiter:
+        """``op(session, now, total)``, its waiter entered and its bytes sent; raises what
+        ``op`` raises, :class:`LocalProtocolError` from a callback thread, and what the
+        connection ended with once it is closed."""
+        if self._on_callback_thread():
+            raise LocalProtocolError(
+                "a call from on_progress / on_notification would wait for the thread that runs "
+                "that callback; make the call from another thread")
+        waiter = Waiter(on_progress, on_status)
+        with self.lock:
+            if self.closed:
+                raise self._ended()
+            handle = op(self.session, time.monotonic(), total)
+            self._started(handle)
+            self.waiters[handle] = waiter
+            self._queue_output_locked()
+            deadline = self.session.next_deadline()
+            if deadline is not None and (self.armed is None or deadline < self.armed):
+                self.cond.notify()
+            # Some operations end at once (a list for a capability the server lacks).
+            events = self._drain_locked()
+        if events:
+            self._dispatch(events)
+        self._flush()
+        return waiter
+
+    def call(self, op: Operation[_V], total: float,
+             on_progress: ProgressCallback | None = None,
+             on_status: StatusCallback | None = None) -> _V:
+        """Start ``op(session, now, total)`` and wait for its value (raises its error)."""
+        waiter = self.start(op, total, on_progress, on_status)
+        try:
+            value: _V = waiter.wait()  # the Completed value of a RequestHandle[_V]
+            return value
+        except KeyboardInterrupt:
+            self._cancel_waiter(waiter, "interrupted")
+            raise
+
+    def _cancel_waiter(self, waiter: Waiter, reason: str) -> None:
+        with self.lock:
+            for handle, w in list(self.waiters.items()):
+                if w is waiter:
+                    try:
+                        self.session.cancel(handle, reason)
+                    except LocalProtocolError:  # the handshake cannot be cancelled
+                        pass
+                    self._drain_locked()
+            self._queue_output_locked()
+        self._flush()
+
+    def _crashed(self, exc: BaseException) -> None:
+        error = ConnectionLost(f"mcp-proto internal error in "
+                               f"{threading.current_thread().name}: {exc!r}")
+        with self.lock:
+            self.exit_error = self.exit_error or error
+            self.session.connection_lost(error)
+            events = self._drain_locked()
+            # A request the crash interrupted may no longer be in the core's table: every
+            # caller still waiting gets the error too.
+            stranded = list(self.waiters.values())
+            self.waiters.clear()
+            self.closed = True
+            self.cond.notify_all()
+        self._dispatch(events)
+        for waiter in stranded:
+            waiter.set(None, error)
+
+    def _drain_locked(self) -> list[tuple[Event, Waiter | None]]:
+        """Take the core's events, pairing each outcome with its waiter (under the lock)."""
+        out: list[tuple[Event, Waiter | None]] = []
+        session = self.session
+        waiters = self.waiters
+        while (event := session.next_event()) is not None:
+            t = type(event)
+            if t is Completed or t is Failed or t is Ready:
+                out.append((event, waiters.pop(event.handle, None)))  # type: ignore[union-attr]
+            elif t is Progress or t is TaskStatus:
+                out.append((event, waiters.get(event.handle)))  # type: ignore[union-attr]
+            else:
+                if t is Closed:
+                    self.closed = True
+                out.append((event, None))
+        return out
+
+    def _dispatch(self, events: list[tuple[Event, Waiter | None]]) -> None:
+        client = self.client
+        for event, waiter in events:
+            t = type(event)
+            if t is Completed:
+                if waiter is not None:
+                    waiter.set(event.value, None)  # type: ignore[union-attr]
+            elif t is Failed:
+                if waiter is not None:
+                    waiter.set(None, event.error)  # type: ignore[union-attr]
+            elif t is Ready:
+                self.ready = True
+                if waiter is not None:
+                    waiter.set(event, None)
+            elif t is Progress:
+                if waiter is not None and waiter.on_progress is not None:
+                    self._callback(waiter.on_progress, event)
+            elif t is TaskStatus and waiter is not None and waiter.on_status is not None:
+                self._callback(waiter.on_status, event)
+            elif t is ServerRequest:
+                assert isinstance(event, ServerRequest)
+                self._serve(event)
+            elif client._on_notification is not None and (self.ready or t is not Closed):
+                # A connection that never became Ready (a failed probe the client recovers
+                # from, a handshake that failed and raised) ends without telling the host.
+                self._callback(client._on_notification, event)
+
+    @staticmethod
+    def _callback(fn: Callable[[Any], object], event: Event) -> None:
+        try:
+            fn(event)
+        except Exception:  # a host callback must not kill the reader
+            traceback.print_exc()
+
+    def _serve(self, request: ServerRequest) -> None:
+        with self.lock:
+            if self._executor is None:
+                # Imported here: concurrent.futures (and its logging) costs about a fifth
+                # of the client's import, and most clients never get a server request.
+                from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+                self._executor = ThreadPoolExecutor(HANDLER_WORKERS,
+                                                     thread_name_prefix="mcp-proto-handler")
+            executor = self._executor
+        try:
+            executor.submit(self._answer, request)
+        except RuntimeError:  # shutting down
+            pass
+
+    def _answer(self, request: ServerRequest) -> None:
+        try:
+            outcome: object = self.client._handlers.call(request)
+        except Exception as exc:
+            outcome = exc
+        with self.lock:
+            self.session.respond_with(request.request_id, outcome, now=time.monotonic())
+            self._queue_output_locked()
+        self._flush()

@@ -1,0 +1,320 @@
+"""What every runtime's Host shares: how a :class:`ServerSpec` becomes a client's arguments,
+how a failure is summarized for a status, and the host's callback types.  No I/O here, and
+no decision about states or names: those are :class:`mcp_proto.host.HostCore`'s.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Generic, Protocol, TypeVar
+
+from mcp_proto import CallToolResult, Event, Implementation, Limits, NotSent, ServerExited, Tool
+from mcp_proto.host import (
+    DEFAULT_MAX_SERVERS,
+    DEFAULT_RESTART,
+    META_TOOLS,
+    HostConfig,
+    HostCore,
+    MetaToolError,
+    NamePolicy,
+    OAuthSettings,
+    RestartPolicy,
+    ServerEvent,
+    ServerSpec,
+    meta_result,
+    oauth_settings,
+    redact_url,
+)
+
+from .._handlers import RootsSource
+from ..auth import OAuth
+from ..auth._store import TokenStore
+from ._config_files import load_config
+
+__all__ = [
+    "REROUTE_PAUSE",
+    "TRIAL",
+    "ConnectConfig",
+    "HostHandler",
+    "HostNotificationCallback",
+    "HostOptions",
+    "Run",
+    "ServerEventCallback",
+    "client_arguments",
+    "failure",
+    "host_connector",
+    "coerce_arguments",
+    "load_source",
+    "server_auth",
+    "meta_message",
+    "meta_raw",
+    "meta_servers",
+    "meta_tools_listing",
+    "meta_policy",
+    "meta_public_name",
+]
+
+HostHandler = Callable[[str, dict[str, Any]], Any]
+"""A host-wide server-request handler: takes the server's name and the request's params;
+returns the result object (or an awaitable of it, in the async bindings)."""
+HostNotificationCallback = Callable[[str, Event], Any]
+"""Takes the server's name and the event (``ListChanged``, ``LogMessage``, ``Closed`` ...)."""
+ServerEventCallback = Callable[[ServerEvent], Any]
+_H = TypeVar("_H")
+_C = TypeVar("_C")
+
+#: The incarnation of a run the core does not know yet (update_server's trial).
+TRIAL = -1
+
+#: Seconds a caller or the supervisor waits at least before looking again (a start due now
+#: but not begun, a turn that failed): never a busy loop.
+REROUTE_PAUSE = 0.01
+
+
+class Run(Generic[_C]):
+    """One run of one server: its client and the core's incarnation number for it (what the
+    client reports is about this run only, however late it arrives)."""
+
+    __slots__ = ("changed", "client", "ended", "incarnation", "name")
+
+    def __init__(self, name: str, incarnation: int = TRIAL) -> None:
+        self.name = name
+        self.incarnation = incarnation
+        self.client: _C | None = None
+        # what a trial run (update_server, before it takes the old run's place) reported:
+        # the core knows nothing of it yet, so it is kept here and replayed at the swap
+        self.changed = False
+        self.ended: BaseException | None = None
+_H_co = TypeVar("_H_co", covariant=True)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostOptions:
+    """Everything ``connect_config`` was given besides the config."""
+
+    names: NamePolicy
+    restart: RestartPolicy | None
+    timeout: float
+    max_servers: int
+    on_server_event: ServerEventCallback | None = None
+    on_sampling: HostHandler | None = None
+    on_elicitation: HostHandler | None = None
+    roots: RootsSource | None = None
+    on_notification: HostNotificationCallback | None = None
+    client_info: Implementation | None = None
+    limits: Limits | None = None
+    auth_redirect: Any = None
+    """The redirect handler for servers that need a user's authorization (None: only
+    stored tokens, from ``mcp-proto login``; without one such a server fails to start with
+    ``AuthorizationRequired``)."""
+    auth_store: TokenStore | None = None
+    """Where tokens are kept (None: the file store under the user's config directory)."""
+
+
+def server_auth(spec: ServerSpec, options: HostOptions) -> OAuth | None:
+    """The ``auth=`` of an HTTP server: OAuth with the host's store and redirect handler,
+    and the entry's own OAuth block (client id, secret, scopes, issuer); None for stdio, for
+    an entry that sends its own ``Authorization`` header, or one that turned OAuth off."""
+    if spec.transport == "stdio" or any(k.lower() == "authorization" for k in spec.headers):
+        return None
+    settings = oauth_settings(spec) or OAuthSettings()
+    if not settings.enabled:
+        return None
+    secret = settings.client_secret
+    if secret is None and settings.client_secret_env_var:
+        secret = os.environ.get(settings.client_secret_env_var) or None
+    name = options.client_info.name if options.client_info is not None else "mcp-proto"
+    return OAuth(client_name=name, redirect=options.auth_redirect,
+                 interactive=options.auth_redirect is not None, store=options.auth_store,
+                 client_id=settings.client_id, client_secret=secret, scope=settings.scope,
+                 issuer=settings.issuer, client_metadata_url=settings.client_metadata_url)
+
+
+def load_source(source: object, *, dialect: str | None, env: Mapping[str, str] | None,
+                inputs: Mapping[str, str] | None) -> HostConfig:
+    """A :class:`HostConfig` from a path, JSON text, a mapping or a HostConfig.  Raises
+    :class:`ConfigError` (every problem at once, also for an unreadable file)."""
+    if isinstance(source, HostConfig):
+        return source
+    return load_config(source, dialect=dialect, env=env, inputs=inputs)  # type: ignore[arg-type]
+
+
+def client_arguments(spec: ServerSpec, options: HostOptions,
+                     on_notification: Callable[[Event], Any]) -> dict[str, Any]:
+    """Keyword arguments for ``connect_stdio(spec.command, ...)`` or ``connect_http(spec.url,
+    ...)``: the handshake is bounded by the startup timeout, each call passes its own."""
+    startup = spec.startup_timeout if spec.startup_timeout is not None else options.timeout
+    kwargs: dict[str, Any] = {
+        "timeout": startup,
+        "client_info": options.client_info,
+        "limits": options.limits,
+        "roots": options.roots,
+        "on_notification": on_notification,
+    }
+    if options.on_sampling is not None:
+        kwargs["on_sampling"] = functools.partial(options.on_sampling, spec.name)
+    if options.on_elicitation is not None:
+        kwargs["on_elicitation"] = functools.partial(options.on_elicitation, spec.name)
+    if spec.transport == "stdio":
+        kwargs["env"] = dict(spec.env) or None
+        kwargs["cwd"] = spec.cwd
+    else:
+        kwargs["headers"] = dict(spec.headers) or None
+        kwargs["auth"] = server_auth(spec, options)
+    return kwargs
+
+
+def failure(exc: BaseException) -> tuple[str, str]:
+    """``(error, stderr_tail)`` for a status: the error's type and message, with URL query
+    values and user-info redacted (the clients' messages name no header or environment
+    value, but a URL may carry a key), and the server's stderr.  A :class:`NotSent` says
+    what ended the run."""
+    if isinstance(exc, NotSent) and exc.reason is not None:
+        exc = exc.reason
+    tail = exc.stderr_tail if isinstance(exc, ServerExited) else ""
+    return redact_url(f"{type(exc).__name__}: {exc}"), tail
+
+
+class ConnectConfig(Protocol[_H_co]):
+    """The type of each runtime's ``connect_config`` (so a type checker sees its
+    parameters; the implementation is :func:`host_connector`'s)."""
+
+    def __call__(self, source: object, *, dialect: str | None = None,
+                 env: Mapping[str, str] | None = None,
+                 inputs: Mapping[str, str] | None = None, names: NamePolicy | None = None,
+                 restart: RestartPolicy | None = DEFAULT_RESTART, timeout: float = 60.0,
+                 on_server_event: ServerEventCallback | None = None,
+                 on_sampling: HostHandler | None = None,
+                 on_elicitation: HostHandler | None = None, roots: RootsSource | None = None,
+                 on_notification: HostNotificationCallback | None = None,
+                 max_servers: int = DEFAULT_MAX_SERVERS,
+                 client_info: Implementation | None = None,
+                 limits: Limits | None = None, auth_redirect: Any = None,
+                 auth_store: TokenStore | None = None) -> _H_co: ...
+
+
+def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfig[_H]:
+    """The ``connect_config`` of the runtime whose Host class is ``cls`` (one docstring
+    for all three)."""
+
+    def connect_config(source: object, *, dialect: str | None = None,
+                       env: Mapping[str, str] | None = None,
+                       inputs: Mapping[str, str] | None = None,
+                       names: NamePolicy | None = None,
+                       restart: RestartPolicy | None = DEFAULT_RESTART, timeout: float = 60.0,
+                       on_server_event: ServerEventCallback | None = None,
+                       on_sampling: HostHandler | None = None,
+                       on_elicitation: HostHandler | None = None,
+                       roots: RootsSource | None = None,
+                       on_notification: HostNotificationCallback | None = None,
+                       max_servers: int = DEFAULT_MAX_SERVERS,
+                       client_info: Implementation | None = None,
+                       limits: Limits | None = None, auth_redirect: Any = None,
+                       auth_store: TokenStore | None = None) -> _H:
+        """A Host for every server of a config; use it in a ``with`` block (``async with``
+        on asyncio and trio).
+
+        ``source`` is a path, JSON text, a mapping or a :class:`~mcp_proto.host.HostConfig`
+        (``dialect``, ``env`` (default ``os.environ``) and ``inputs`` as for
+        :func:`mcp_proto.host.parse_config`).  ``names`` is the public naming policy,
+        ``restart`` the policy for servers that exit (None: never restart automatically),
+        ``timeout`` the default seconds of a handshake and of a call.  Handlers take the
+        server's name first: ``on_sampling(server, params)``, ``on_notification(server,
+        event)`` (plain or async functions on asyncio and trio); ``on_server_event
+        (ServerEvent)`` sees every change of state.  HTTP servers that answer 401 are
+        authorized with the tokens in ``auth_store`` (default: what ``mcp-proto login``
+        stored) and, given an ``auth_redirect`` handler, by asking the user; an entry's
+        OAuth block (Gemini ``oauth``, Cursor ``auth``...) gives the client id and scopes.
+        Raises
+        :class:`~mcp_proto.host.ConfigError` for a bad config (every problem at once).
+        """
+        config = load_source(source, dialect=dialect, env=env, inputs=inputs)
+        options = HostOptions(names=meta_policy(names or NamePolicy()), restart=restart,
+                              timeout=timeout,
+                              max_servers=max_servers, on_server_event=on_server_event,
+                              on_sampling=on_sampling, on_elicitation=on_elicitation,
+                              roots=roots, on_notification=on_notification,
+                              client_info=client_info, limits=limits,
+                              auth_redirect=auth_redirect, auth_store=auth_store)
+        return cls(config, options)
+
+    return connect_config
+
+
+def meta_public_name(core: HostCore, server: str, tool: str) -> str:
+    """The public name of ``server``'s ``tool`` for ``mcp_call``; :class:`MetaToolError`
+    naming close matches among that server's tools when it has none by that name (or the
+    filter hides it)."""
+    names = core.tool_names()
+    try:
+        return names.public(server, tool)
+    except KeyError:
+        own = [t.name for t in core.server_tools(server)] if server in core.names() else []
+        close = difflib.get_close_matches(tool, own, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise MetaToolError(f"server {server!r} has no tool {tool!r}{hint}") from None
+
+
+def meta_message(exc: BaseException) -> str:
+    """What a model is told when a meta-tool failed: the error, URL values redacted, and
+    no stderr (a server's stderr is for its operator, not for the model)."""
+    if isinstance(exc, NotSent) and exc.reason is not None:
+        exc = exc.reason  # its message would carry the reason's stderr lines
+    if isinstance(exc, ServerExited):
+        return f"ServerExited: the server exited with code {exc.exit_code}"
+    return redact_url(f"{type(exc).__name__}: {exc}")
+
+
+def coerce_arguments(arguments: object) -> dict[str, Any] | None:
+    """A tool call's arguments as an object: a mapping, None, or JSON text of an object
+    (what OpenAI hands over).  ``ValueError`` for text that is not a JSON object, and
+    ``TypeError`` for anything else: nothing is sent then."""
+    if arguments is None or isinstance(arguments, dict):
+        return arguments
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    if isinstance(arguments, str | bytes):
+        try:
+            value = json.loads(arguments)
+        except ValueError:
+            raise ValueError("the tool call's arguments are not valid JSON") from None
+        if not isinstance(value, dict):
+            raise ValueError("the tool call's arguments must be a JSON object")
+        return value
+    raise TypeError(f"the tool call's arguments must be an object, not "
+                    f"{type(arguments).__name__}")
+
+
+def meta_policy(names: NamePolicy) -> NamePolicy:
+    """``names`` with the meta-tools' names reserved, so no server's tool can take one."""
+    return replace(names, reserved=frozenset(names.reserved) | frozenset(META_TOOLS))
+
+
+# -- the meta-tools' answers, the same in every runtime ------------------------------------------
+
+
+def meta_servers(core: HostCore, now: float) -> CallToolResult:
+    """``mcp_list`` without a server: every configured server, nothing started."""
+    return meta_result({"servers": [
+        {"server": n, "transport": st.transport, "state": st.state,
+         "enabled": core.spec(n).enabled} for n, st in core.status(now).items()]})
+
+
+def meta_tools_listing(core: HostCore, server: str, tools: list[Tool]) -> CallToolResult:
+    """``mcp_list`` with a server: the tools its filter lets through, as listed just now."""
+    return meta_result({"server": server, "tools": [
+        {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
+        for t in tools if core.allows(server, t.name)]})
+
+
+def meta_raw(core: HostCore, server: str, method: str, raw: dict[str, Any]) -> CallToolResult:
+    """``mcp_request``'s answer; a ``tools/list`` keeps hidden what the filters hide."""
+    if method == "tools/list" and isinstance(raw.get("tools"), list):
+        raw = {**raw, "tools": [t for t in raw["tools"] if isinstance(t, dict)
+                                and core.allows(server, str(t.get("name")))]}
+    return meta_result(raw)

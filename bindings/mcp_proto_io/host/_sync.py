@@ -1,0 +1,667 @@
+"""The threads Host's moves: GENERATED from ``_async.py`` by ``.ci/make_host.py``;
+do not edit (a test fails when it is not current).
+
+:class:`HostBase` is the base of :class:`mcp_proto_io.threads.Host`: the same moves as the
+async Host's, blocking, with every access to the host's state under its ``RLock`` (see
+:mod:`mcp_proto_io.host._async` for how the code is written to hold on threads too).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from mcp_proto import (
+    CallToolResult,
+    Closed,
+    Event,
+    ListChanged,
+    LocalProtocolError,
+    MCPError,
+    NotSent,
+)
+from mcp_proto.host import (
+    META_TOOLS,
+    ConfigError,
+    HostConfig,
+    HostCore,
+    HostTool,
+    MetaRequest,
+    MetaToolError,
+    ProviderContent,
+    SchemaError,
+    ServerSpec,
+    ServerStatus,
+    ServerUnavailable,
+    UnknownTool,
+    check_spec,
+    meta_error,
+    meta_result,
+    parse_meta_call,
+    to_provider_content,
+    tool_definition,
+)
+
+# -- the client side (the threads Host's, from _async.py's block) --
+from .._handlers import ProgressCallback
+from .._sync import ClientBase as _ClientBase
+from ._blocking import BlockingRuntime, TaskHandle
+from ._common import (
+    REROUTE_PAUSE,
+    TRIAL,
+    HostOptions,
+    Run,
+    client_arguments,
+    coerce_arguments,
+    failure,
+    meta_message,
+    meta_public_name,
+    meta_raw,
+    meta_servers,
+    meta_tools_listing,
+)
+from ._config_files import save_config as _save_config
+
+__all__ = ["HostBase"]
+
+_H = TypeVar("_H", bound="HostBase")
+_Run = Run[_ClientBase]
+
+_NOT_OPEN = "the host is not open: use it in a with block or call open() first"
+
+
+class HostBase:
+    """The Host's moves, on any runtime; a subclass gives the runtime (``_rt``, ``_guard``),
+    the clients' constructors and the ways to close and to report changes."""
+
+    _rt: BlockingRuntime
+    _connect_stdio: Callable[..., _ClientBase]
+    _connect_http: Callable[..., _ClientBase]
+    #: A new guard of the host's state: a no-op context on an event loop, an RLock on threads.
+    _new_guard: Callable[[], AbstractContextManager[Any]]
+
+    def __init__(self, config: HostConfig, options: HostOptions,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._core = HostCore(config, names=options.names, restart=options.restart,
+                              timeout=options.timeout, max_servers=options.max_servers)
+        self._options = options
+        self._clock = clock
+        self._guard = self._new_guard()
+        self._runs: dict[str, _Run] = {}
+        self._listing: set[str] = set()  # servers whose tools a task is listing now
+        self._closing: list[_ClientBase] = []  # clients of ended runs, closed by the monitor
+        self._trials: set[_ClientBase] = set()  # update_server's new runs, not swapped in
+        self._tasks: set[TaskHandle] = set()  # the supervisor's and every start's, listing's
+        self._changed: Any = None  # an event set (and replaced) at every change
+        self._monitor: TaskHandle | None = None
+        self._closed = False
+
+    # -- what each runtime gives ------------------------------------------------------------
+
+    def _opened(self) -> None:
+        """Called once as the host opens, in the opening task or thread (guard held)."""
+
+    def _dispatch(self) -> None:
+        """Give ``on_server_event`` the core's state changes, in order; never called with
+        the guard held (the callback may call the host)."""
+        raise NotImplementedError
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _notify(self) -> None:
+        """Wake everything waiting for a change: the supervisor, calls, settles (guard held)."""
+        event, self._changed = self._changed, self._rt.event()
+        if event is not None:
+            event.set()
+
+    def _spawn(self, name: str, fn: Callable[[], None]) -> None:
+        """Run ``fn`` in a task (or thread) of its own; a change when it ended (guard held)."""
+
+        def run() -> None:
+            try:
+                fn()
+            finally:
+                with self._guard:
+                    self._notify()
+                self._dispatch()
+
+        self._tasks.add(self._rt.spawn(name, run, self._ended))
+
+    def _ended(self, task: TaskHandle) -> None:
+        with self._guard:
+            self._tasks.discard(task)
+
+    def _shut(self) -> list[_ClientBase] | None:
+        """Mark the host closed and take out the client of every run (None: it was closed
+        already); the runtime's close stops them."""
+        with self._guard:
+            if self._closed:
+                return None
+            self._closed = True
+            clients = [r.client for r in self._runs.values() if r.client is not None]
+            clients += self._closing
+            clients += self._trials
+            self._runs.clear()
+            self._trials.clear()
+            self._closing = []
+            if self._changed is not None:
+                self._notify()
+        return clients
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise LocalProtocolError("the host is closed")
+        if self._monitor is None:
+            raise LocalProtocolError(_NOT_OPEN)
+
+    # -- life ---------------------------------------------------------------------------------
+
+    def open(self: _H) -> _H:
+        """Start every enabled server, concurrently, and wait until each is running or has
+        failed (each bounded by its startup timeout).  Returns self."""
+        with self._guard:
+            if self._closed:
+                raise LocalProtocolError("the host is closed")
+            if self._monitor is None:
+                self._opened()
+                self._changed = self._rt.event()
+                self._monitor = self._rt.spawn("mcp-proto-host", self._supervise, self._ended)
+                self._tasks.add(self._monitor)
+                self._start_due()
+        self._settle(None)
+        self._dispatch()
+        return self
+
+    # -- the supervisor -----------------------------------------------------------------------
+
+    def _supervise(self) -> None:
+        while True:
+            try:
+                with self._guard:
+                    if self._closed:
+                        return
+                    self._start_due()
+                    self._list_stale()
+                    closing, self._closing = self._closing, []
+                    for client in closing:  # each in its own task: never in the way
+                        self._spawn("mcp-proto-host-stop", client.close)
+                    deadline = self._core.next_deadline()
+                    wait = None if deadline is None else max(0.0, deadline - self._clock())
+                    changed = self._changed
+                self._dispatch()
+                self._rt.wait_event(changed, wait)
+            except Exception:  # one bad turn must not end the supervision of every server
+                traceback.print_exc()  # (cancellation is a BaseException: it still ends it)
+                self._rt.sleep(REROUTE_PAUSE)
+
+    def _start_due(self) -> None:
+        """Start what the core says is due (guard held)."""
+        if self._closed:
+            return
+        now = self._clock()
+        for name in self._core.due(now):
+            self._begin(name, now)
+
+    def _begin(self, name: str, now: float) -> None:
+        """Start a run of ``name`` (guard held): its client, then a task for the handshake.
+        A spec its client refuses (a bad URL) ends the run at once, as a failed start."""
+        if self._closed:
+            return
+        old = self._stop_run(name)
+        if old is not None:
+            self._closing.append(old)
+        spec = self._core.spec(name)
+        run: _Run = Run(name, self._core.begin_start(name, now))
+        try:
+            run.client = client = self._new_client(spec, run)
+        except Exception as exc:
+            error, tail = failure(exc)
+            self._core.exited(name, run.incarnation, now, error, tail)
+            return
+        self._runs[name] = run
+        incarnation = run.incarnation
+        self._spawn(f"mcp-proto-host-start-{name}",
+                    lambda: self._start(name, incarnation, client, spec.startup_timeout))
+
+    def _new_client(self, spec: ServerSpec, run: _Run) -> _ClientBase:
+        def on_notification(event: Event) -> Any:
+            return self._on_event(run, event)
+
+        kwargs = client_arguments(spec, self._options, on_notification)
+        client: _ClientBase
+        if spec.transport == "stdio":
+            client = type(self)._connect_stdio(list(spec.command), **kwargs)
+        else:
+            assert spec.url is not None
+            client = type(self)._connect_http(spec.url, **kwargs)
+        client.single_run = True
+        return client
+
+    def _start(self, name: str, incarnation: int, client: _ClientBase,
+               timeout: float | None) -> None:
+        try:
+            client.connect()
+            tools = client.list_tools(timeout=timeout)
+        except Exception as exc:
+            error, tail = failure(exc)
+            with self._guard:
+                self._core.exited(name, incarnation, self._clock(), error, tail)
+                self._retire(name, incarnation)
+            return
+        with self._guard:
+            self._core.start_succeeded(name, incarnation, self._clock(), tools)
+
+    def _stop_run(self, name: str) -> _ClientBase | None:
+        """Take the current run's client out (guard held); the caller closes it."""
+        run = self._runs.pop(name, None)
+        return None if run is None else run.client
+
+    def _retire(self, name: str, incarnation: int) -> None:
+        """Hand the client of an ended run to the supervisor to close (guard held)."""
+        run = self._runs.get(name)
+        if run is not None and run.incarnation == incarnation:
+            client = self._stop_run(name)
+            if client is not None:
+                self._closing.append(client)
+
+    def _on_event(self, run: _Run, event: Event) -> Any:
+        if isinstance(event, ListChanged) and event.kind == "tools":
+            with self._guard:
+                if run.incarnation == TRIAL:
+                    run.changed = True
+                else:
+                    self._core.tools_changed(run.name, run.incarnation)
+                self._notify()
+        elif isinstance(event, Closed) and event.error is not None:
+            error, tail = failure(event.error)
+            with self._guard:
+                if run.incarnation == TRIAL:
+                    run.ended = event.error
+                else:
+                    self._core.exited(run.name, run.incarnation, self._clock(), error, tail)
+                    self._retire(run.name, run.incarnation)
+                self._notify()
+        self._dispatch()
+        callback = self._options.on_notification
+        return None if callback is None else callback(run.name, event)
+
+    def _list_stale(self, every: bool = False, timeout: float | None = None) -> None:
+        """List the tools of servers that said they changed, or of every running one (an
+        unknown name was called: a server may have a tool it did not announce); guard held."""
+        if self._closed:
+            return
+        todo = self._core.running() if every else self._core.stale()
+        for name, incarnation in todo:
+            if name not in self._listing:
+                self._listing.add(name)
+                self._spawn(f"mcp-proto-host-list-{name}",
+                            lambda n=name, i=incarnation:  # type: ignore[misc]
+                            self._relist(n, i, timeout))
+
+    def _relist(self, name: str, incarnation: int, timeout: float | None) -> None:
+        try:
+            with self._guard:
+                run = self._runs.get(name)
+                client = run.client if run is not None and run.incarnation == incarnation \
+                    else None
+            if client is None:
+                return
+            try:
+                tools = client.list_tools(timeout=timeout)
+            except Exception:  # keep the last listing (a dead server reports its exit)
+                with self._guard:
+                    self._core.listing_failed(name, incarnation)
+                return
+            with self._guard:
+                self._core.tools_listed(name, incarnation, tools)
+        finally:
+            with self._guard:
+                self._listing.discard(name)
+
+    def _wait_listings(self, timeout: float | None = None) -> None:
+        """List what is stale and wait until no listing is under way, at most ``timeout``
+        seconds (None: the host's timeout)."""
+        with self._guard:
+            self._check_open()
+            self._list_stale()
+            until = self._clock() + (self._core.timeout if timeout is None else timeout)
+        while True:
+            with self._guard:
+                wait = until - self._clock()
+                if not self._listing or self._closed or wait <= 0:
+                    return
+                changed = self._changed
+            self._rt.wait_event(changed, wait)
+
+    def _starting(self, name: str | None) -> bool:
+        """Whether ``name`` (or any server) is starting (guard held)."""
+        names = [name] if name is not None else self._core.names()
+        return any(n in self._core.names() and self._core.state(n) == "starting"
+                   for n in names)
+
+    def _settle(self, name: str | None, until: float | None = None) -> None:
+        """Wait until ``name`` (or every server) is no longer starting, at most until
+        ``until`` (the host's clock; None: no bound but the starts' own)."""
+        while True:
+            with self._guard:
+                if self._closed or not self._starting(name):
+                    return
+                wait = None if until is None else until - self._clock()
+                if wait is not None and wait <= 0:
+                    return
+                changed = self._changed
+            self._rt.wait_event(changed, wait)
+
+    # -- tools --------------------------------------------------------------------------------
+
+    def list_tools(self) -> list[HostTool]:
+        """Every tool a model may call, by public name, sorted.  Lists the tools of servers
+        that said theirs changed first."""
+        self._wait_listings()
+        with self._guard:
+            return self._core.tools()
+
+    def tool_definitions(self, target: str) -> list[dict[str, Any]]:
+        """Every tool as a function tool of ``target`` (``openai``, ``openai-strict``,
+        ``openai-responses[-strict]``, ``anthropic``, ``gemini``, ``gemini-openapi``) under
+        its public name.  A tool whose schema the target cannot take is left out (see
+        :func:`mcp_proto.host.tool_definitions` for the reasons).  ``ValueError`` for an
+        unknown target."""
+        out = []
+        for tool in self.list_tools():
+            try:
+                with self._guard:
+                    normalized = self._core.normalized(tool.name, target)
+                out.append(tool_definition(tool, target, normalized=normalized))
+            except (SchemaError, UnknownTool):
+                continue
+        return out
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | str | None = None, *,
+                  timeout: float | None = None,
+                  on_progress: ProgressCallback | None = None,
+                  provider: str | None = None) -> CallToolResult:
+        """Call the tool whose public name is ``name`` and wait for its result.
+
+        ``provider`` (a target of :meth:`tool_definitions`) applies that target's argument
+        fixes first: under ``openai-strict`` the ``null`` a model sends for a field that was
+        optional is removed.  ``timeout`` (seconds, total) defaults to the server's, else the
+        host's.  A server that is starting, or in backoff with its restart before the
+        deadline, is waited for.
+        Raises :class:`~mcp_proto.host.UnknownTool` (no such public name, even after listing
+        tools again; nothing was sent), :class:`~mcp_proto.host.ServerUnavailable` (failed,
+        disabled, or not back before the deadline; nothing was sent), and whatever the
+        server's client raises (:class:`~mcp_proto.ServerExited`: the call is not replayed).
+        A result with ``is_error`` is returned, not raised.
+        """
+        arguments = coerce_arguments(arguments)  # nothing is sent for bad ones
+        refreshed = False
+        listed = False  # the listings were just waited for: route at once (one guard a turn)
+        deadline: float | None = None
+        core = self._core
+        while True:
+            with self._guard:
+                if self._closed or self._monitor is None:
+                    self._check_open()
+                relist = not listed and (bool(self._listing) or core.has_stale)
+                listed = False
+                if not relist:
+                    now = self._clock()
+                    try:
+                        route = core.route(name, now=now, deadline=deadline, timeout=timeout)
+                    except UnknownTool:
+                        if refreshed:
+                            raise
+                        refreshed = True  # list every server's tools once: the tool may be new
+                        self._list_stale(every=True, timeout=timeout)
+                        continue
+                    deadline = route.deadline
+                    if route.start:  # closed until next used: this is the use
+                        self._begin(route.server, now)
+                    run = self._runs.get(route.server)
+                    client = None if run is None else run.client
+                    if provider is not None and route.wait_until is None:
+                        arguments = self._fixed(name, provider, arguments)
+                    changed = self._changed
+            if relist:  # tools changed: list them first
+                self._wait_listings(timeout)
+                listed = True
+                continue
+            if route.wait_until is not None or client is None or run is None \
+                    or run.incarnation != route.incarnation:
+                # starting, in backoff, or being replaced: woken by any change
+                self._rt.wait_event(changed,
+                                    max(REROUTE_PAUSE, (route.wait_until or now) - now))
+                continue
+            try:
+                return client.call_tool(route.tool, arguments,
+                                        timeout=max(0.0, route.deadline - now),
+                                        on_progress=on_progress)
+            except NotSent:
+                # The run ended between routing and sending (nothing reached the server):
+                # route again, to the next run as the restart policy allows.
+                with self._guard:
+                    pending = self._runs.get(route.server) is run  # its end not handled yet
+                    changed = self._changed
+                if pending:
+                    self._rt.wait_event(changed, REROUTE_PAUSE)
+
+    def _fixed(self, name: str, provider: str, arguments: dict[str, Any] | None
+               ) -> dict[str, Any] | None:
+        try:
+            return self._core.normalized(name, provider).fix_arguments(arguments)
+        except SchemaError:  # no definition was given for it: nothing to undo
+            return arguments
+
+    # -- meta-tools ---------------------------------------------------------------------------
+
+    def meta_tools(self, target: str) -> list[dict[str, Any]]:
+        """The definitions of ``mcp_list``, ``mcp_call`` and ``mcp_request`` for ``target``:
+        three fixed tools that reach every server (for a model that does not get every
+        tool).  Run them with :meth:`call_meta_tool`."""
+        return [tool_definition(tool, target) for tool in META_TOOLS.values()]
+
+    def call_meta_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
+                       provider: str) -> ProviderContent:
+        """Run meta-tool ``name`` and return its outcome as ``provider``'s content.  A
+        model's mistake (a bad argument, an unknown server or tool) and a server's failure
+        come back as an ``isError`` result the model can read.  ``KeyError`` for a name
+        that is not a meta-tool; ``ValueError`` for an unknown provider."""
+        with self._guard:
+            self._check_open()
+            servers = self._core.names()
+        try:
+            request = parse_meta_call(name, arguments, servers)
+            result = self._run_meta(request)
+        except MetaToolError as exc:
+            result = meta_error(str(exc))
+        except MCPError as exc:  # the server's failure: no stderr for the model
+            result = meta_error(meta_message(exc))
+        return to_provider_content(result, provider, name=name)
+
+    def _run_meta(self, request: MetaRequest) -> CallToolResult:
+        server = request.server
+        if request.kind == "servers":
+            with self._guard:
+                return meta_servers(self._core, self._clock())
+        assert server is not None
+        if request.kind == "close":
+            self.stop_server(server)
+            return meta_result({"server": server, "closed": True})
+        if request.kind == "call":
+            assert request.tool is not None
+            with self._guard:
+                public = meta_public_name(self._core, server, request.tool)
+            # no argument fixes: the model wrote these for the tool's own schema
+            return self.call_tool(public, request.arguments, timeout=request.timeout)
+        client = self._in_use(server, request.timeout)
+        if request.kind == "tools":
+            fresh = client.list_tools(timeout=request.timeout)
+            with self._guard:
+                return meta_tools_listing(self._core, server, fresh)
+        assert request.method is not None
+        raw = client.send_request(request.method, request.arguments or None,
+                                  timeout=request.timeout)
+        with self._guard:
+            return meta_raw(self._core, server, request.method, raw)
+
+    def _in_use(self, name: str, timeout: float | None) -> _ClientBase:
+        """The client of ``name``, started first if it was closed until next used."""
+        with self._guard:
+            self._check_open()
+            if self._core.is_held(name):
+                self._begin(name, self._clock())
+            until = self._clock() + (self._core.timeout if timeout is None else timeout)
+        self._settle(name, until)
+        return self.server(name)
+
+    # -- servers ------------------------------------------------------------------------------
+
+    def servers(self) -> dict[str, ServerStatus]:
+        """Every server's status (state, attempts, next start, error, stderr tail)."""
+        with self._guard:
+            return self._core.status(self._clock())
+
+    def server(self, name: str) -> _ClientBase:
+        """The client of ``name``'s current run (resources, prompts, tasks ...).  After a
+        restart it is a new client: ask again.  Raises
+        :class:`~mcp_proto.host.ServerUnavailable` when the server is not running and
+        :class:`~mcp_proto.LocalProtocolError` for an unknown name."""
+        with self._guard:
+            self._check_open()
+            state = self._core.state(name)
+            run = self._runs.get(name)
+            if state != "running" or run is None or run.client is None:
+                status = self._core.status(self._clock())[name]
+                raise ServerUnavailable(name, state, status.next_start_at, status.error)
+            return run.client
+
+    @property
+    def config(self) -> HostConfig:
+        """The config as it is now (with the servers added, updated or removed)."""
+        with self._guard:
+            return self._core.config
+
+    def _change(self, name: str, change: Callable[[float], object], *, stop: bool,
+                settle: bool) -> ServerStatus:
+        """Apply ``change(now)`` to the core (first: a refused change stops nothing), stop
+        the current run if ``stop``, start what is due, wait for ``name`` if ``settle``;
+        its status after."""
+        with self._guard:
+            self._check_open()
+            change(self._clock())
+            old = self._stop_run(name) if stop else None
+            self._start_due()
+        return self._after_change(name, old, settle)
+
+    def _after_change(self, name: str, old: _ClientBase | None,
+                      settle: bool) -> ServerStatus:
+        if old is not None:
+            old.close()
+        if settle:
+            self._settle(name)
+        self._dispatch()
+        with self._guard:
+            return self._core.status(self._clock())[name]
+
+    def stop_server(self, name: str) -> ServerStatus:
+        """Stop a server's run until a call needs it again (its tools stay listed; the next
+        call to one starts it).  Frees its process or connection meanwhile."""
+        return self._change(name, lambda now: self._core.stop(name, now, hold=True),
+                            stop=True, settle=False)
+
+    def add_server(self, name: str, spec: ServerSpec) -> ServerStatus:
+        """Add a server and start it (unless disabled); waits until it runs or failed and
+        returns its status.  Raises :class:`~mcp_proto.host.ConfigError` for a name in use
+        or a host at ``max_servers``."""
+        spec = replace(spec, name=name)
+        return self._change(name, lambda now: self._core.add(spec, now), stop=False,
+                            settle=True)
+
+    def update_server(self, name: str, spec: ServerSpec) -> ServerStatus:
+        """Replace a server's spec.  The new spec is started beside the old run; only once it
+        is ready does it take the old one's place (the old run is then stopped).  If it fails
+        to start, the old spec and its run stay as they were and the start's error is raised
+        (:class:`~mcp_proto.ServerExited`, :class:`~mcp_proto.ConnectionClosed`,
+        :class:`~mcp_proto.RequestTimeout` ...); :class:`~mcp_proto.host.ConfigError` for an
+        unusable spec.  A disabled spec just replaces the old one."""
+        spec = replace(spec, name=name)
+        problems = check_spec(spec)
+        if problems:
+            raise ConfigError(problems)
+        if not spec.enabled:
+            return self._change(name, lambda now: self._core.replace(spec, now),
+                                stop=True, settle=False)
+        trial_run: _Run = Run(name)  # no incarnation until it takes the old run's place
+        with self._guard:
+            self._check_open()
+            before = self._core.spec(name)  # LocalProtocolError for an unknown name
+            trial = self._new_client(spec, trial_run)  # LocalProtocolError for a bad URL
+            self._trials.add(trial)
+        try:
+            trial.connect()
+            tools = trial.list_tools(timeout=spec.startup_timeout)
+            with self._guard:
+                if trial_run.ended is not None:  # it died between its answer and now
+                    raise trial_run.ended
+                if self._closed or trial not in self._trials:
+                    raise LocalProtocolError("the host closed while the new spec started")
+                if name not in self._core.names() or self._core.spec(name) is not before:
+                    raise LocalProtocolError(f"server {name!r} was removed, disabled or "
+                                             "updated while the new spec started")
+                self._trials.discard(trial)
+                old = self._stop_run(name)
+                now = self._clock()
+                self._core.replace(spec, now)
+                trial_run.incarnation = self._core.begin_start(name, now)
+                trial_run.client = trial
+                self._runs[name] = trial_run
+                self._core.start_succeeded(name, trial_run.incarnation, now, tools)
+                if trial_run.changed:
+                    self._core.tools_changed(name, trial_run.incarnation)
+                self._notify()
+        except BaseException:
+            with self._guard:
+                self._trials.discard(trial)
+            trial.close()
+            raise
+        return self._after_change(name, old, False)
+
+    def enable_server(self, name: str) -> ServerStatus:
+        """Enable a disabled server and start it; waits and returns its status."""
+        return self._change(name, lambda now: self._core.enable(name, now), stop=False,
+                            settle=True)
+
+    def disable_server(self, name: str) -> ServerStatus:
+        """Stop a server and keep it from starting (its tools are no longer listed)."""
+        return self._change(name, lambda now: self._core.disable(name, now), stop=True,
+                            settle=False)
+
+    def restart_server(self, name: str) -> ServerStatus:
+        """Stop a server's run (if any) and start it now with a fresh schedule (also a
+        ``failed`` one); waits and returns its status.  Calls in flight fail."""
+        return self._change(name, lambda now: self._core.stop(name, now), stop=True,
+                            settle=True)
+
+    def remove_server(self, name: str) -> ServerSpec:
+        """Stop a server and forget it; returns its spec."""
+        with self._guard:
+            self._check_open()
+            old = self._stop_run(name)
+            spec = self._core.remove(name)
+        if old is not None:
+            old.close()
+        self._dispatch()
+        return spec
+
+    def save_config(self, path: str | os.PathLike[str] | None = None) -> tuple[str, ...]:
+        """Write the config as it is now, atomically (a temporary file, then a rename), in
+        the dialect it was read in, to ``path`` or the file it came from.  Returns the
+        warnings (what the dialect cannot say).  Raises ``ValueError`` when there is no path
+        and ``OSError`` when the file cannot be written (the old file is then intact)."""
+        return _save_config(self.config, path)

@@ -1,0 +1,231 @@
+"""The host's operations: sent, and what their answers become.
+
+:class:`Operations` checks that an operation may be sent now (the lifecycle, the server's
+capabilities), serves it from the cache when it can, and is the :class:`~._outbox.Answer` of
+every request the host makes (a list, a tool call, a read ...).  A result may start a task
+(section 9), ask for input (MRTR, section 7), be one page of a list (S-01), or be the value:
+parsed, cached when the server allows it (S-02), and delivered as :class:`Completed`.  An
+error response may be retried once: a -32022 in a version both sides speak (V-11), a cursor
+the server forgot (S-02).  The part owns the tools of the last complete ``tools/list``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from .._errors import (
+    ConnectionClosed,
+    ConnectionLost,
+    LocalProtocolError,
+    MCPError,
+    RemoteProtocolError,
+    RpcError,
+)
+from .._events import Failed, RequestHandle, make_completed, make_handle
+from .._types import Tool
+from ._cache import MISS, ResponseCache
+from ._era import EraChoice
+from ._modern import CACHEABLE, MRTR_METHODS, mcp_header_params, ttl_seconds
+from ._mrtr import InputGathering
+from ._operations import ListWalk, raw_result
+from ._outbox import Answer, Pending, Wire
+from ._server_requests import INVALID_PARAMS
+from ._state import State, allowed_to_send
+from ._task_runner import TaskRunner
+
+__all__ = ["OperationHost", "Operations"]
+
+
+
+class OperationHost(Protocol):
+    """What the operations read (and, on a version retry, set) of their session."""
+
+    state: State
+    era: str | None
+    protocol_version: str | None
+    capabilities: dict[str, Any]
+    server_capabilities: dict[str, Any]
+    closed_error: MCPError | None
+    check_mcp_headers: bool
+
+
+class Operations(Answer):
+    """The host's operations: the value (or the error) ends the handle the host holds."""
+
+    __slots__ = ("_cache", "_era", "_inputs", "_owner", "_tasks", "_wire", "tools")
+    replayable = True
+
+    def __init__(self, owner: OperationHost, wire: Wire, era: EraChoice, cache: ResponseCache,
+                 inputs: InputGathering, tasks: TaskRunner) -> None:
+        self._owner = owner
+        self._wire = wire
+        self._era = era
+        self._cache = cache
+        self._inputs = inputs
+        self._tasks = tasks
+        self.tools: dict[str, Tool] = {}
+        """The tools of the last complete ``tools/list``, by name."""
+
+    # -- sending ------------------------------------------------------------------------------
+
+    def request(self, method: str, params: dict[str, Any] | None, now: float,
+                timeout: float | None, parse: Callable[[dict[str, Any]], Any], *,
+                capability: str | None = None, progress: bool = False,
+                walk: ListWalk | None = None, idle_timeout: float | None = None
+                ) -> RequestHandle[Any]:
+        """Send one of the host's operations; its handle ends with ``parse(result)``.  Raises
+        :class:`ConnectionClosed` once the session is closed, :class:`LocalProtocolError`
+        before Ready (``ping`` aside, L-05) or when the server did not declare
+        ``capability`` (L-07); as :meth:`Wire.request` for bad params or timeouts."""
+        owner = self._owner
+        state = owner.state
+        if state is not State.READY and not allowed_to_send(state, method):
+            if state is State.CLOSED:
+                if owner.closed_error is None:  # closed by the host
+                    raise ConnectionClosed(f"cannot send {method}: the session is closed")
+                raise ConnectionLost(f"cannot send {method}: the session is closed "
+                                     f"({owner.closed_error})")
+            raise LocalProtocolError(f"cannot send {method} while the session is "
+                                     f"{state.value}; wait for Ready")
+        if method == "initialize":
+            raise LocalProtocolError("initialize is sent by ClientSession.initialize(), once")
+        if capability is not None and capability not in owner.server_capabilities:
+            raise LocalProtocolError(
+                f"the server did not declare the {capability!r} capability, so {method} "
+                "is not available (L-07)"
+            )
+        wire = self._wire
+        wire.now = now
+        rid = wire.take_id()
+        handle: RequestHandle[Any] = make_handle(rid, method)
+        wire.request(rid, handle, method, params, now, timeout, parse, self,
+                     progress=progress, walk=walk, idle_timeout=idle_timeout)
+        return handle
+
+    def done_now(self, handle: RequestHandle[Any], value: Any) -> RequestHandle[Any]:
+        """An operation that needs no request ends at once."""
+        self._wire.events.append(make_completed(handle, value))
+        return handle
+
+    def cached(self, key: tuple[str, str], now: float) -> RequestHandle[Any] | None:
+        """A fresh cached answer (S-02), completed at once, or None."""
+        if self._owner.state is not State.READY:
+            return None
+        value = self._cache.get(key, now)
+        if value is MISS:
+            return None
+        return self.done_now(RequestHandle(self._wire.take_id(), key[0]), value)
+
+    def list_all(self, method: str, key: str, parse: Callable[[object], Any],
+                 capability: str, now: float, timeout: float | None) -> RequestHandle[Any]:
+        """Every page of a list (S-01), from the cache when fresh; ``[]`` at once when the
+        server declared no ``capability``."""
+        owner = self._owner
+        if owner.state is State.READY and capability not in owner.server_capabilities:
+            return self.done_now(RequestHandle(self._wire.take_id(), method), [])
+        cached = self.cached((method, ""), now)
+        if cached is not None:
+            return cached
+        limits = self._wire.limits
+        walk = ListWalk(method, key, parse, max_pages=limits.max_pages,
+                        max_items=limits.max_list_items)
+        return self.request(method, None, now, timeout, raw_result, walk=walk)
+
+    # -- answers ------------------------------------------------------------------------------
+
+    def on_result(self, p: Pending, result: dict[str, Any], now: float | None) -> None:
+        if p.task_mode is not None and self._tasks.created(p, result, now):
+            return
+        owner = self._owner
+        modern = owner.era == "modern"
+        events = self._wire.events
+        if modern:
+            kind = result.get("resultType")
+            if kind is not None and kind != "complete":
+                if kind == "input_required" and p.method in MRTR_METHODS:
+                    self._inputs.on_input_required(p, result, now, owner.capabilities)
+                else:  # M-07: an unknown value makes the response invalid
+                    events.append(Failed(handle=p.handle, error=RemoteProtocolError(
+                        f"{p.method} answered with resultType {kind!r}, which is not allowed "
+                        "there (M-07)"[:300])))
+                return
+        walk = p.walk
+        try:
+            if walk is not None:
+                cursor = walk.take_page(result)
+                if cursor is not None:
+                    self._next_page(p, walk, cursor, now)
+                    return
+                value: Any = walk.items
+                if p.method == "tools/list":
+                    value = self._checked_tools(value)
+                if modern:
+                    self._cache.store((p.method, ""), walk.ttl, value, now)
+            else:
+                value = p.parse(result)
+                if modern and p.method in CACHEABLE and p.rounds == 0 and p.params is not None:
+                    # MR-02: an answer after an MRTR round is never cached.
+                    self._cache.store((p.method, str(p.params.get("uri", ""))),
+                                      ttl_seconds(result), value, now)
+        except RemoteProtocolError as exc:
+            events.append(Failed(handle=p.handle, error=exc))
+            return
+        events.append(make_completed(p.handle, value))
+
+    def on_error(self, p: Pending, error: MCPError) -> None:
+        self._wire.events.append(Failed(handle=p.handle, error=error))
+
+    def on_error_response(self, p: Pending, error: RpcError) -> None:
+        wire = self._wire
+        if not p.retried:
+            version = self._era.retry_version(p, error) if self._owner.era == "modern" else None
+            if version is not None:  # V-11: once, with a new id, in a mutual version
+                self._owner.protocol_version = version
+                wire.resend(p, wire.now)
+                return
+            if p.walk is not None and p.walk.pages and error.code == INVALID_PARAMS:
+                # S-02: a cursor the server no longer knows: drop the pages, walk again once.
+                limits = wire.limits
+                walk = ListWalk(p.method, p.walk.key, p.walk.parse, max_pages=limits.max_pages,
+                                max_items=limits.max_list_items)
+                retry = wire.request(wire.take_id(), p.handle, p.method, None, wire.now,
+                                     p.total_timeout, p.parse, self, walk=walk,
+                                     total_deadline=p.total_deadline,
+                                     idle_timeout=p.idle_timeout)
+                retry.retried = True
+                return
+        self.on_error(p, error)
+
+    def on_abandon(self, p: Pending, error: MCPError, reason: str | None) -> None:
+        wire = self._wire
+        wire.cancelled(p.rid, reason)
+        wire.events.append(Failed(handle=p.handle, error=error))
+
+    def _checked_tools(self, tools: list[Any]) -> list[Any]:
+        """Remember the tools (a transport mirrors their ``x-mcp-header`` arguments); with
+        ``check_mcp_headers``, leave out a tool whose annotation is invalid and say so
+        (T-06: MUST drop, SHOULD log)."""
+        kept = []
+        wire = self._wire
+        for tool in tools:
+            if self._owner.check_mcp_headers:
+                try:
+                    mcp_header_params(tool.input_schema)
+                except ValueError as exc:
+                    wire.bad(RemoteProtocolError(f"tool {tool.name!r} left out: {exc}"[:300]))
+                    continue
+            kept.append(tool)
+        self.tools = {tool.name: tool for tool in kept}
+        return kept
+
+    def _next_page(self, p: Pending, walk: ListWalk, cursor: str, now: float | None) -> None:
+        if now is None:  # final line at EOF: the session is about to close anyway
+            self._wire.events.append(Failed(handle=p.handle, error=ConnectionLost(
+                f"{p.method}: the server closed its output mid-list")))
+            return
+        wire = self._wire
+        page = wire.request(wire.take_id(), p.handle, p.method, {"cursor": cursor}, now,
+                            p.total_timeout, p.parse, self, walk=walk,
+                            total_deadline=p.total_deadline, idle_timeout=p.idle_timeout)
+        page.retried = p.retried  # the walk restarts at most once (S-02)
