@@ -96,14 +96,20 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="only check that it is current")
     args = ap.parse_args(argv)
-    text = unasync(SOURCE.read_text(encoding="utf-8"))
-    if args.check:
-        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
+    return write_or_check(TARGET, unasync(SOURCE.read_text(encoding="utf-8")), args.check,
+                          "make_face.py")
+
+
+def write_or_check(target: Path, text: str, check: bool, script: str) -> int:
+    """Write ``text`` to ``target``, or (``check``) say whether it is there already: the exit
+    status (1: stale, named on stderr with the ``.ci/`` ``script`` that rewrites it)."""
+    if check:
+        current = target.read_text(encoding="utf-8") if target.exists() else ""
         if current != text:
-            print(f"{TARGET} is not current: run python .ci/make_face.py", file=sys.stderr)
+            print(f"{target} is not current: run python .ci/{script}", file=sys.stderr)
             return 1
         return 0
-    TARGET.write_text(text, encoding="utf-8")
+    target.write_text(text, encoding="utf-8")
     return 0
 
 

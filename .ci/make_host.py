@@ -163,14 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     except StaleSource as exc:
         print(exc, file=sys.stderr)
         return 1
-    if args.check:
-        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
-        if current != text:
-            print(f"{TARGET} is not current: run python .ci/make_host.py", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(text, encoding="utf-8")
-    return 0
+    return _FACE.write_or_check(TARGET, text, args.check, "make_host.py")
 
 
 if __name__ == "__main__":

@@ -9,37 +9,25 @@ a docstring, or when a blocking method is still a coroutine.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import inspect
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import ClassVar
 
 import pytest
 from mcp_proto_io.host import _async, _loop, _sync, _threads
+from test_face import _public, check_current, load_script
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / ".ci" / "make_host.py"
 
 
 def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_host", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _public(cls: type) -> dict[str, object]:
-    return {name: member for name, member in vars(cls).items() if not name.startswith("_")}
+    return load_script(SCRIPT)
 
 
 def test_the_generated_host_is_current() -> None:
-    done = subprocess.run([sys.executable, str(SCRIPT), "--check"], capture_output=True,
-                          text=True, timeout=60, check=False)
-    assert done.returncode == 0, done.stderr
+    check_current(SCRIPT)
 
 
 def test_a_changed_source_makes_the_check_fail(tmp_path: Path,
