@@ -76,7 +76,8 @@ _UsageError = HostUsageError  # one usage error (exit 2) for every command
 class ProgressBar:
     """Draws ``notifications/progress`` on a terminal's stderr; silent when not a terminal."""
 
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
+        stream = sys.stderr if stream is None else stream  # the stderr of now, not of the import
         self.stream = stream
         self.active = stream.isatty()
         self.drawn = False
@@ -108,9 +109,9 @@ class TaskStatusLine:
     """Prints a task's status changes on stderr (one line each: they matter after the run
     too, for the task id to resume with)."""
 
-    def __init__(self, bar: ProgressBar, stream: TextIO = sys.stderr) -> None:
+    def __init__(self, bar: ProgressBar, stream: TextIO | None = None) -> None:
         self.bar = bar
-        self.stream = stream
+        self.stream = sys.stderr if stream is None else stream
 
     def __call__(self, event: TaskStatus) -> None:
         self.bar.done()
