@@ -16,7 +16,8 @@ from typing import ClassVar
 
 import pytest
 from mcp_proto_io.host import _async, _loop, _sync, _threads
-from test_face import _public, check_current, load_script
+from test_face import _public, _without_docstrings, check_current, load_script
+from test_face import _Unasync as _FaceUnasync
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / ".ci" / "make_host.py"
@@ -92,7 +93,7 @@ def test_every_host_takes_its_moves_from_the_one_source(host: type, base: type) 
         assert owners == [base], (host.__name__, name, owners)
 
 
-class _Unasync(ast.NodeTransformer):
+class _Unasync(_FaceUnasync):
     """The async Host's tree as its blocking twin must read: coroutines become functions,
     awaits their operands, the async client and runtime the threads binding's, and the
     imports and docstrings are left out of the comparison (the generator swaps the client
@@ -101,14 +102,6 @@ class _Unasync(ast.NodeTransformer):
     NAMES: ClassVar[dict[str, str]] = {
         "AsyncHostBase": "HostBase", "AsyncClientBase": "_ClientBase",
         "Runtime": "BlockingRuntime", "aclose": "close"}
-
-    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.FunctionDef:
-        self.generic_visit(node)
-        fields = {name: getattr(node, name) for name in node._fields}
-        return ast.copy_location(ast.FunctionDef(**fields), node)
-
-    def visit_Await(self, node: ast.Await) -> ast.expr:
-        return self.visit(node.value)  # type: ignore[no-any-return]
 
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.ClassDef:
         self.generic_visit(node)
@@ -144,13 +137,7 @@ class _Unasync(ast.NodeTransformer):
 def _comparable(tree: ast.Module) -> str:
     tree.body = [node for node in tree.body
                  if not isinstance(node, ast.Import | ast.ImportFrom)]
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        first = body[0] if isinstance(body, list) and body else None
-        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-                and isinstance(first.value.value, str):
-            body[0] = ast.Pass()  # type: ignore[index]
-    return ast.dump(tree, annotate_fields=False)
+    return _without_docstrings(tree)
 
 
 def test_the_generated_code_is_the_async_code_without_async() -> None:
