@@ -1,15 +1,16 @@
 """Generate the threads Host's base from the Host written once (the unasync step).
 
-    python .ci/make_host.py           # write bindings/mcp_proto_io/host/_sync.py
-    python .ci/make_host.py --check   # exit 1 if it is not what this would write
+    python .ci/make_host.py           # write host/_sync.py and host/_synccatalog.py
+    python .ci/make_host.py --check   # exit 1 if they are not what this would write
 
 The Host's logic is written once, as async code, in ``host/_async.py``: ``async def``
 becomes ``def``, each ``await`` goes, the async client (``AsyncClientBase``, ``aclose``) and
 runtime (``Runtime``) become the threads binding's, the client-side imports become the
 threads ones that the source's block names in a comment, and the continuation lines of a
 statement that got shorter move left with it.  Nothing else differs, so the two Hosts cannot
-drift apart.  What is runtime-specific stays by hand: ``host/_loop.py`` (asyncio and trio)
-and ``host/_threads.py``.
+drift apart.  The Host's resources and prompts (``host/_asynccatalog.py``, a subclass of
+the Host's moves) become ``host/_synccatalog.py`` the same way.  What is runtime-specific
+stays by hand: ``host/_loop.py`` (asyncio and trio) and ``host/_threads.py``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ HERE = Path(__file__).resolve().parent
 HOST = HERE.parent / "bindings" / "mcp_proto_io" / "host"
 SOURCE = HOST / "_async.py"
 TARGET = HOST / "_sync.py"
+CATALOG_SOURCE = HOST / "_asynccatalog.py"
+CATALOG_TARGET = HOST / "_synccatalog.py"
 
 HEADER = '''"""The threads Host's moves: GENERATED from ``_async.py`` by ``.ci/make_host.py``;
 do not edit (a test fails when it is not current).
@@ -35,19 +38,34 @@ async Host's, blocking, with every access to the host's state under its ``RLock`
 """
 '''
 
+CATALOG_HEADER = '''"""The threads Host's resources and prompts: GENERATED from
+``_asynccatalog.py`` by ``.ci/make_host.py``; do not edit (a test fails when it is not
+current).
+
+:class:`CatalogBase` is between :class:`mcp_proto_io.host._sync.HostBase` and
+:class:`mcp_proto_io.threads.Host`: the async Host's resources and prompts, blocking.
+"""
+'''
+
 #: The first line of the source's client-side import block.  The comment lines under it are
 #: the threads Host's imports (``#`` and four spaces, then the import); the import lines
 #: after them are the async Host's.  Both are in the one block of ``_async.py``: retargeting
 #: the clients' imports changes that block only.
 CLIENT_SIDE = "# -- the client side; for threads, .ci/make_host.py writes instead:"
 GENERATED_SIDE = "# -- the client side (the threads Host's, from _async.py's block) --"
-#: Other whole lines that change.
+#: Other whole lines that change (of ``_async.py``, of ``_asynccatalog.py``).
 LINES = (
-    ("from collections.abc import Callable, Coroutine\n", "from collections.abc import Callable\n"),
+    ("from collections.abc import Callable, Coroutine, Sequence\n",
+     "from collections.abc import Callable, Sequence\n"),
+)
+CATALOG_LINES = (  # the base's import moves below ._common's, where isort puts it
+    ("from ._async import AsyncHostBase\nfrom ._common import LIFECYCLE, failure\n",
+     "from ._common import LIFECYCLE, failure\nfrom ._sync import HostBase\n"),
 )
 #: Replacements in code (outside comments and docstrings), in order.
 CODE_WORDS = (
     (re.compile(r"\bAsyncHostBase\b"), "HostBase"),
+    (re.compile(r"\bAsyncCatalogBase\b"), "CatalogBase"),
     (re.compile(r"\bAsyncClientBase\b"), "_ClientBase"),
     (re.compile(r"\bRuntime\b"), "BlockingRuntime"),
     (re.compile(r"Coroutine\[Any, Any, None\]"), "None"),
@@ -74,18 +92,18 @@ class StaleSource(Exception):
     """What the generator swaps is no longer in the source as it expects."""
 
 
-def _swap(text: str, old: str, new: str) -> str:
+def _swap(text: str, old: str, new: str, source: str = SOURCE.name) -> str:
     if text.count(old) != 1:
-        raise StaleSource(f"{SOURCE.name} no longer holds exactly one {old.strip()!r}: "
+        raise StaleSource(f"{source} no longer holds exactly one {old.strip()!r}: "
                           f"update .ci/make_host.py with it")
     return text.replace(old, new)
 
 
-def _client_side(lines: list[str]) -> list[str]:
+def _client_side(lines: list[str], source: str = SOURCE.name) -> list[str]:
     """``lines`` with the client-side import block made the threads Host's."""
     starts = [i for i, line in enumerate(lines) if line == CLIENT_SIDE]
     if len(starts) != 1:
-        raise StaleSource(f"{SOURCE.name} has no client-side import block (its first line: "
+        raise StaleSource(f"{source} has no client-side import block (its first line: "
                           f"{CLIENT_SIDE!r})")
     start = starts[0]
     end = start + 1
@@ -98,7 +116,7 @@ def _client_side(lines: list[str]) -> list[str]:
             and not lines[end].startswith("from ._"):
         end += 1
     if not sync or end == asynchronous:
-        raise StaleSource(f"{SOURCE.name}'s client-side import block must hold the threads "
+        raise StaleSource(f"{source}'s client-side import block must hold the threads "
                           "imports (commented) and then the async ones")
     return [*lines[:start], GENERATED_SIDE, *sync, *lines[end:]]
 
@@ -115,16 +133,18 @@ def _open_column(line: str) -> int | None:
     return stack[-1] if stack else None
 
 
-def unasync(source: str) -> str:
-    """The blocking twin of the async Host's source."""
+def unasync(source: str, *, lines: tuple[tuple[str, str], ...] = LINES,
+            header: str = HEADER, name: str = SOURCE.name) -> str:
+    """The blocking twin of the async Host's source (by default ``_async.py``'s; the
+    catalog's with its ``lines``, ``header`` and ``name``)."""
     body = source.split('"""', 2)[2].lstrip("\n")  # drop the source's module docstring
-    for old, new in LINES:
-        body = _swap(body, old, new)
+    for old, new in lines:
+        body = _swap(body, old, new, name)
     out: list[str] = []
     shift = 0  # how far the continuation lines of the current statement move left
     depth = 0
     in_doc = False  # inside a triple-quoted string: text, never code
-    for raw in _client_side(body.splitlines()):
+    for raw in _client_side(body.splitlines(), name):
         if in_doc or raw.lstrip().startswith('"""'):  # docstrings stay as they are
             if raw.count('"""') % 2 == 1:
                 in_doc = not in_doc
@@ -150,7 +170,13 @@ def unasync(source: str) -> str:
         else:
             depth = max(depth + _FACE._depth(code), 0)
         out.append(new)
-    return HEADER + "\n" + "\n".join(out) + "\n"
+    return header + "\n" + "\n".join(out) + "\n"
+
+
+def unasync_catalog(source: str) -> str:
+    """The blocking twin of the catalog's source."""
+    return unasync(source, lines=CATALOG_LINES, header=CATALOG_HEADER,
+                   name=CATALOG_SOURCE.name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,10 +186,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         text = unasync(SOURCE.read_text(encoding="utf-8"))
+        catalog = unasync_catalog(CATALOG_SOURCE.read_text(encoding="utf-8"))
     except StaleSource as exc:
         print(exc, file=sys.stderr)
         return 1
-    return _FACE.write_or_check(TARGET, text, args.check, "make_host.py")
+    status = _FACE.write_or_check(TARGET, text, args.check, "make_host.py")
+    return _FACE.write_or_check(CATALOG_TARGET, catalog, args.check, "make_host.py") or status
 
 
 if __name__ == "__main__":

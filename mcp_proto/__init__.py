@@ -4,11 +4,12 @@ The core in this package does no I/O and reads no clock: feed it bytes and the t
 gives back events and bytes.  Runtime bindings live in :mod:`mcp_proto_io`.
 
 The package owns the shared records (its top-level modules ``_types``, ``_events``,
-``_errors``, ``_auth_errors``, ``_limits``, ``_versions``, ``_build``, ``_capabilities`` and
-``_tasks``, which every room may import and which import no room) and this public face, which
-re-exports the rooms' public names.  The face may import every room but :mod:`mcp_proto.http`:
-:mod:`mcp_proto.wire` and :mod:`mcp_proto.session` at import time, :mod:`mcp_proto.auth` and
-:mod:`mcp_proto.host` on first use (PEP 562); it never imports :mod:`mcp_proto_io`.
+``_errors``, ``_auth_errors``, ``_limits``, ``_versions``, ``_build``, ``_capabilities``,
+``_redact`` and ``_tasks``, which every room may import and which import no room) and this
+public face, which re-exports the rooms' public names.  The face may import every room but
+:mod:`mcp_proto.http`: :mod:`mcp_proto.wire` and :mod:`mcp_proto.session` at import time,
+:mod:`mcp_proto.auth` and :mod:`mcp_proto.host` on first use (PEP 562); it never imports
+:mod:`mcp_proto_io`.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ from ._events import (
     TaskStatus,
 )
 from ._limits import Limits
+from ._redact import MIN_SECRET_LENGTH, REDACTED, Redactor, redact_url
 from ._tasks import (
     RELATED_TASK_KEY,
     TASKS_EXTENSION,
@@ -148,7 +150,9 @@ __all__ = [
     "ALL_VERSIONS",
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
+    "MIN_SECRET_LENGTH",
     "MODERN_VERSIONS",
+    "REDACTED",
     "RELATED_TASK_KEY",
     "TASKS_EXTENSION",
     "AudioContent",
@@ -202,6 +206,7 @@ __all__ = [
     "PromptMessage",
     "ReadResourceResult",
     "Ready",
+    "Redactor",
     "RedirectRequired",
     "RegistrationError",
     "RemoteProtocolError",
@@ -244,6 +249,7 @@ __all__ = [
     "address_zone",
     "client_capabilities",
     "era_of",
+    "redact_url",
     "__version__",
 ]
 

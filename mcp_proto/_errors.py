@@ -178,12 +178,18 @@ class NotSent(ConnectionClosed):
 
 
 class ServerExited(ConnectionLost):
-    """The server process ended.  Carries its exit code and the last bytes of its stderr."""
+    """The server process ended.  Carries its exit code, the last bytes of its stderr (the
+    client's secret values already replaced: :class:`~mcp_proto.Redactor`) and the name of
+    the server (``server``: the client's ``label``, None when unknown), which the message
+    gives: ``server 'time' exited with code 1``."""
 
-    def __init__(self, exit_code: int | None, stderr_tail: str = "") -> None:
+    def __init__(self, exit_code: int | None, stderr_tail: str = "", *,
+                 server: str | None = None) -> None:
         self.exit_code = exit_code
         self.stderr_tail = stderr_tail
-        msg = f"server exited with code {exit_code}"
+        self.server = server
+        msg = f"server {server!r} exited with code {exit_code}" if server \
+            else f"server exited with code {exit_code}"
         if stderr_tail:
             last = stderr_tail.strip().splitlines()[-3:]
             msg += "; last stderr lines: " + " | ".join(last)

@@ -199,12 +199,15 @@ CHAOS_CALL_DELAY = 0.02
 CHAOS_CALL_BOUND = 10.0
 
 
+@pytest.mark.parametrize("start", ["eager", "lazy"])
 @pytest.mark.parametrize("binding", BINDINGS)
-def test_chaos_random_kills_under_concurrent_calls(binding: str, tmp_path: Path) -> None:
+def test_chaos_random_kills_under_concurrent_calls(binding: str, start: str,
+                                                   tmp_path: Path) -> None:
     """Servers SIGKILLed at random while callers call them.  Every call either returns its
     own answer (never another call's: no cross-wiring) or raises ServerExited (in flight
     when its server died) / ServerUnavailable; never ConnectionClosed.  Each argument reaches
-    a server at most once (no replay), and every acknowledged call is in a server's log."""
+    a server at most once (no replay), and every acknowledged call is in a server's log.
+    Lazy (issue 23 item 1): the first calls start the servers, concurrently with the kills."""
     rng = random.Random(21)
     logs = {f"s{i}": tmp_path / f"s{i}.jsonl" for i in range(CHAOS_SERVERS)}
     cfg = HostConfig(servers={name: ServerSpec(
@@ -217,7 +220,7 @@ def test_chaos_random_kills_under_concurrent_calls(binding: str, tmp_path: Path)
 
     async def scenario(b: Binding) -> None:
         nonlocal kills
-        async with b.connect_config(cfg, restart=FAST) as host:
+        async with b.connect_config(cfg, restart=FAST, start=start) as host:
             stop = time.monotonic() + CHAOS_SECONDS
 
             async def caller(k: int) -> None:

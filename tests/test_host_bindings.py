@@ -304,8 +304,9 @@ def test_add_update_disable_enable_remove(binding: str) -> None:
             status = await host.disable_server("extra")
             assert status.state == "disabled"
             assert not host.config.servers["extra"].enabled
-            with pytest.raises(UnknownTool):
+            with pytest.raises(ServerUnavailable) as unavailable:  # issue 23 item 7
                 await host.call_tool("extra__echo", {"text": "2"})
+            assert unavailable.value.state == "disabled"
             status = await host.enable_server("extra")
             assert status.state == "running"
             assert text(await host.call_tool("extra__echo", {"text": "3"})) == "extra:3"

@@ -87,7 +87,8 @@ def test_servers_check_names_the_failed_ones(tmp_path: Path,
     code, out, err = run_cli("--config", str(path), "servers", "--check", "--server", "alpha",
                              "--server", "beta", capsys=capsys)
     assert code == 0, err
-    assert [line.split()[:2] for line in out.splitlines()] == [["alpha", "running"],
+    assert [line.split()[:2] for line in out.splitlines()] == [["NAME", "STATE"],
+                                                              ["alpha", "running"],
                                                               ["beta", "running"]]
 
 
@@ -110,8 +111,14 @@ def test_tools_and_call_through_the_config(tmp_path: Path,
     assert code == 1 and "did you mean beta__echo" in err
     code, _, err = run_cli("--config", str(path), "tools", "--server", "nope", capsys=capsys)
     assert code == 2 and "no server named 'nope'" in err
-    code, _, err = run_cli("--config", str(path), "resources", capsys=capsys)
-    assert code == 2
+    # resources go across the host now (issue 23 item 3); a flag where it does not apply
+    # is refused (item 2)
+    code, out, err = run_cli("--config", str(path), "resources", "--server", "beta",
+                             capsys=capsys)
+    assert (code, out) == (0, ""), err
+    code, _, err = run_cli("--config", str(path), "resources", "--provider", "openai",
+                           capsys=capsys)
+    assert code == 2 and "--provider applies to call, schema, tools" in err
 
 
 def test_config_check_reports_every_problem_without_values(
@@ -238,4 +245,4 @@ def test_tools_as_provider_definitions_and_one_schema(tmp_path: Path,
                            "--provider", "anthropic", capsys=capsys)
     assert code == 1 and "did you mean beta__echo" in err
     code, _, err = run_cli("schema", "x", "--provider", "anthropic", capsys=capsys)
-    assert code == 2 and "needs --config" in err
+    assert code == 2 and "needs a server" in err and "--config FILE" in err

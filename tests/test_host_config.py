@@ -468,8 +468,9 @@ def test_on_missing_error_names_server_field_and_variable() -> None:
     assert problems_of(source, env={}) == [
         ("s", "command", "${workspaceFolder} needs a workspace"),
         ("s", "env.K", "variable NOPE is not set"),
-        ("s", "env.T", "input 'api-key' was not given (pass inputs={'api-key': ...} or "
-                       "--input api-key=VALUE)"),
+        ("s", "env.T", "input 'api-key' was not given: set MCP_PROTO_INPUT_API_KEY, "
+                       "pass inputs={'api-key': ...} (--input api-key=VALUE) or an "
+                       "ask= callback"),
     ]
 
 

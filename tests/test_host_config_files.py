@@ -231,6 +231,9 @@ def test_unknown_location_name() -> None:
 def test_resolve_location(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("CODEX_HOME", str(tmp_path))
     assert resolve_location("codex") == str(tmp_path / "config.toml")
-    assert resolve_location("vscode", workspace=tmp_path) == str(tmp_path / ".vscode" / "mcp.json")
+    project = tmp_path / ".vscode" / "mcp.json"
+    project.parent.mkdir()
+    project.write_text('{"servers": {}}')  # a project file counts only when it exists
+    assert resolve_location("vscode", workspace=tmp_path) == str(project)
     assert resolve_location("./my.json") == "./my.json"
     assert resolve_location(Path("a") / "b.json") == os.path.join("a", "b.json")

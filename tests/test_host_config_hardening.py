@@ -528,7 +528,8 @@ def test_codex_env_vars_keep_their_order_and_repeats_are_read_once() -> None:
     source = {"mcp_servers": {"s": {"command": "x", "env_vars": ["UNSET", "A", "UNSET"]}}}
     c = parse_config(source, env={"A": "a"}, on_missing="keep")
     assert c.servers["s"].templates["env_vars"] == ("UNSET", "A")
-    assert c.warnings == ("s.env_vars: names a variable more than once: forwarded once",)
+    assert c.warnings == ("s.env_vars: names a variable more than once: forwarded once",
+                          "s.env_vars: variable UNSET is not set: kept as written")
     assert tomllib.loads(dump_config(c))["mcp_servers"]["s"]["env_vars"] == ["UNSET", "A"]
     assert reparse(dump_config(c), "codex", env={"A": "a"}, on_missing="keep") == c
 

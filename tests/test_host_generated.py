@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import ClassVar
 
 import pytest
-from mcp_proto_io.host import _async, _loop, _sync, _threads
+from mcp_proto_io.host import _async, _asynccatalog, _loop, _sync, _synccatalog, _threads
 from test_face import _public, _without_docstrings, check_current, load_script
 from test_face import _Unasync as _FaceUnasync
 
@@ -69,9 +69,13 @@ def test_the_client_imports_are_one_block_of_the_source(tmp_path: Path,
     assert not (tmp_path / "_sync.py").exists()
 
 
-def test_both_hosts_offer_the_same_methods_with_the_same_signatures() -> None:
-    sync, asynchronous = _public(_sync.HostBase), _public(_async.AsyncHostBase)
-    assert set(sync) == set(asynchronous) and "call_tool" in sync
+@pytest.mark.parametrize(("sync_cls", "async_cls", "method"), [
+    (_sync.HostBase, _async.AsyncHostBase, "call_tool"),
+    (_synccatalog.CatalogBase, _asynccatalog.AsyncCatalogBase, "read_resource")])
+def test_both_hosts_offer_the_same_methods_with_the_same_signatures(
+        sync_cls: type, async_cls: type, method: str) -> None:
+    sync, asynchronous = _public(sync_cls), _public(async_cls)
+    assert set(sync) == set(asynchronous) and method in sync
     for name, member in asynchronous.items():
         twin = sync[name]
         if isinstance(member, property):
@@ -83,8 +87,9 @@ def test_both_hosts_offer_the_same_methods_with_the_same_signatures() -> None:
         assert inspect.getdoc(twin) == inspect.getdoc(member), name
 
 
-@pytest.mark.parametrize(("host", "base"), [(_threads.Host, _sync.HostBase),
-                                            (_loop.AsyncHost, _async.AsyncHostBase)])
+@pytest.mark.parametrize(("host", "base"), [
+    (_threads.Host, _sync.HostBase), (_loop.AsyncHost, _async.AsyncHostBase),
+    (_threads.Host, _synccatalog.CatalogBase), (_loop.AsyncHost, _asynccatalog.AsyncCatalogBase)])
 def test_every_host_takes_its_moves_from_the_one_source(host: type, base: type) -> None:
     assert issubclass(host, base)
     for name in _public(base):
@@ -100,7 +105,8 @@ class _Unasync(_FaceUnasync):
     imports; the test above checks the docstrings)."""
 
     NAMES: ClassVar[dict[str, str]] = {
-        "AsyncHostBase": "HostBase", "AsyncClientBase": "_ClientBase",
+        "AsyncHostBase": "HostBase", "AsyncCatalogBase": "CatalogBase",
+        "AsyncClientBase": "_ClientBase",
         "Runtime": "BlockingRuntime", "aclose": "close"}
 
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.ClassDef:
@@ -140,21 +146,26 @@ def _comparable(tree: ast.Module) -> str:
     return _without_docstrings(tree)
 
 
-def test_the_generated_code_is_the_async_code_without_async() -> None:
+@pytest.mark.parametrize("pair", ["host", "catalog"])
+def test_the_generated_code_is_the_async_code_without_async(pair: str) -> None:
     gen = _generator()
-    source = ast.parse(gen.SOURCE.read_text(encoding="utf-8"))
-    target = ast.parse(gen.TARGET.read_text(encoding="utf-8"))
+    source_path, target_path = (gen.SOURCE, gen.TARGET) if pair == "host" \
+        else (gen.CATALOG_SOURCE, gen.CATALOG_TARGET)
+    source = ast.parse(source_path.read_text(encoding="utf-8"))
+    target = ast.parse(target_path.read_text(encoding="utf-8"))
     assert _comparable(_Unasync().visit(source)) == _comparable(target)
 
 
-def test_the_async_source_holds_no_await_under_the_guard() -> None:
+@pytest.mark.parametrize(("pair", "least"), [("host", 20), ("catalog", 5)])
+def test_the_async_source_holds_no_await_under_the_guard(pair: str, least: int) -> None:
     """What makes the one source right on threads: no ``with self._guard:`` block awaits
     (a thread would hold the host's lock through a blocking call)."""
     gen = _generator()
-    tree = ast.parse(gen.SOURCE.read_text(encoding="utf-8"))
+    path = gen.SOURCE if pair == "host" else gen.CATALOG_SOURCE
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     guards = [node for node in ast.walk(tree) if isinstance(node, ast.With)
               and any(ast.unparse(item.context_expr) == "self._guard" for item in node.items)]
-    assert len(guards) > 20
+    assert len(guards) > least
     for block in guards:
         awaits = [n for n in ast.walk(block) if isinstance(n, ast.Await | ast.AsyncWith)]
         assert not awaits, f"line {block.lineno}: an await under the guard"

@@ -27,14 +27,23 @@ from mcp_proto import (
     MCPError,
     NotSent,
     Ready,
+    Redactor,
     RequestHandle,
+    ServerExited,
     accepted_versions,
     era_of,
 )
 from mcp_proto.session._modern import Discovered
 
 from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
-from ._handlers import Handler, Handlers, NotificationCallback, RootsSource
+from ._handlers import (
+    Handler,
+    Handlers,
+    NotificationCallback,
+    RootsSource,
+    StderrCallback,
+    TraceCallback,
+)
 from ._process import argv_of
 from ._tuning import DEFAULT_CLIENT_INFO
 from .auth._deferred import NO_REDIRECT, AuthSetup, is_async_redirect
@@ -45,6 +54,7 @@ if TYPE_CHECKING:
     from mcp_proto import AuthStatus
     from mcp_proto.http._streamable import StreamableHttp
 
+    from ._logs import Tracer
     from .auth._io import AuthSetup as Setup
 
 __all__ = [
@@ -65,6 +75,9 @@ _V = TypeVar("_V")  # the value type of an operation (its handle says it)
 _P = ParamSpec("_P")
 _K = TypeVar("_K")
 
+LOG_INFO = 20  # logging.INFO and WARNING, without importing logging here
+LOG_WARNING = 30
+
 #: What every operation gives the core: the session, the time and the total timeout.
 Operation = Callable[[ClientSession, float, float], RequestHandle[_V]]
 
@@ -75,17 +88,31 @@ Plan = tuple[str, Discovered | None, frozenset[str]]
 
 class ClientOptions:
     """What every client is made of, checked when it is made: the versions it offers (or the
-    one it pins), its era memory, the default timeout, the host's handlers and callback.
+    one it pins), its era memory, the default timeout, the host's handlers and callback, and
+    what it lets the host see (its ``label``, ``on_stderr``, ``on_trace`` and the loggers,
+    with the ``secrets`` redacted: ``_logs.Observer``).
 
-    Raises ``ValueError`` for an unknown ``protocol_version``.  The runtime's client class
-    adds how it connects (:meth:`_runtime_state`) and the transport's class what it connects
-    to (:class:`StdioOptions`, :class:`HttpOptions`)."""
+    Raises ``ValueError`` for an unknown ``protocol_version`` or an empty ``label``, and
+    ``TypeError`` for an ``on_stderr`` / ``on_trace`` that is not callable.  The runtime's
+    client class adds how it connects (:meth:`_runtime_state`) and the transport's class
+    what it connects to (:class:`StdioOptions`, :class:`HttpOptions`)."""
 
     def __init__(self, key: Hashable, *, timeout: float, client_info: Implementation | None,
                  limits: Limits | None, protocol_version: str | None,
                  on_sampling: Handler | None, on_elicitation: Handler | None,
                  roots: RootsSource | None, on_notification: NotificationCallback | None,
-                 era_memory: EraMemory | None) -> None:
+                 era_memory: EraMemory | None, label: str,
+                 on_stderr: StderrCallback | None = None,
+                 on_trace: TraceCallback | None = None,
+                 secrets: Redactor | None = None) -> None:
+        from ._logs import Observer  # noqa: PLC0415 - logging loads with the first client
+
+        if not isinstance(label, str) or not label:
+            raise ValueError("label must be a non-empty string")
+        for name, fn in (("on_stderr", on_stderr), ("on_trace", on_trace)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"{name} must be callable")
+        self._observer = Observer(label, secrets or Redactor(), on_stderr, on_trace)
         self._versions = accepted_versions(protocol_version)
         self._pinned_era = None if protocol_version is None else era_of(protocol_version)
         self._era_memory = era_memory if era_memory is not None else DEFAULT_ERA_MEMORY
@@ -127,10 +154,36 @@ class ClientOptions:
             ended.close()
         return plan
 
+    @property
+    def label(self) -> str:
+        """The name this client's log records, traces and errors carry (``label=``, by
+        default the command's program name or the URL's host)."""
+        return self._observer.label
+
     def _opened(self, session: ClientSession, ready: Ready) -> None:
         """A connection became ready: remember what the server speaks, and what it said."""
         self._era_memory.opened(self._key, self._pinned_era, ready, session)
         self._ready = ready
+        info = ready.server_info
+        self._observer.lifecycle(LOG_INFO, f"connected to {info.name} {info.version} "
+                                           f"(protocol {ready.protocol_version}, {ready.era})")
+
+    def _exited(self, exit_code: int | None, stderr_tail: str, *,
+                closed: bool = False) -> ServerExited:
+        """The error of this client's server's exit (its name given), logged on
+        ``mcp_proto_io.lifecycle`` unless the connection was ``closed`` (the client stopped
+        it).  ``stderr_tail`` is redacted already (``StderrTail.text``: redacted before it
+        was cut, so no secret crossing the cut shows in part)."""
+        observer = self._observer
+        error = ServerExited(exit_code, stderr_tail, server=observer.label)
+        if not closed:
+            observer.lifecycle(LOG_WARNING, str(error))
+        return error
+
+    def _closing(self) -> None:
+        """The host closed the client (logged once)."""
+        if not self._closed:
+            self._observer.lifecycle(LOG_INFO, "closed")
 
 
 def opening(plan: Plan) -> Operation[Ready]:
@@ -166,12 +219,18 @@ class StdioOptions(ClientOptions):
                  on_sampling: Handler | None = None, on_elicitation: Handler | None = None,
                  roots: RootsSource | None = None,
                  on_notification: NotificationCallback | None = None,
-                 era_memory: EraMemory | None = None) -> None:
-        super().__init__(stdio_key(argv_of(command), cwd, env), timeout=timeout,
+                 era_memory: EraMemory | None = None, label: str | None = None,
+                 on_stderr: StderrCallback | None = None,
+                 on_trace: TraceCallback | None = None) -> None:
+        argv = argv_of(command)
+        super().__init__(stdio_key(argv, cwd, env), timeout=timeout,
                          client_info=client_info, limits=limits,
                          protocol_version=protocol_version, on_sampling=on_sampling,
                          on_elicitation=on_elicitation, roots=roots,
-                         on_notification=on_notification, era_memory=era_memory)
+                         on_notification=on_notification, era_memory=era_memory,
+                         label=(os.path.basename(argv[0]) or argv[0]) if label is None else label,
+                         on_stderr=on_stderr, on_trace=on_trace,
+                         secrets=Redactor.of(env=env))
         self._command = command
         self._env = env
         self._cwd = cwd
@@ -191,7 +250,8 @@ class HttpOptions(ClientOptions):
                  on_notification: NotificationCallback | None = None,
                  era_memory: EraMemory | None = None,
                  ssl_context: ssl.SSLContext | None = None,
-                 ca_file: str | os.PathLike[str] | None = None) -> None:
+                 ca_file: str | os.PathLike[str] | None = None, label: str | None = None,
+                 on_trace: TraceCallback | None = None) -> None:
         from mcp_proto.http._streamable import HttpTarget  # noqa: PLC0415 - stdio clients never load it
 
         target = HttpTarget.parse(url)  # raises LocalProtocolError for a bad URL
@@ -199,7 +259,10 @@ class HttpOptions(ClientOptions):
                          client_info=client_info, limits=limits,
                          protocol_version=protocol_version, on_sampling=on_sampling,
                          on_elicitation=on_elicitation, roots=roots,
-                         on_notification=on_notification, era_memory=era_memory)
+                         on_notification=on_notification, era_memory=era_memory,
+                         label=target.authority if label is None else label,
+                         on_trace=on_trace,
+                         secrets=Redactor.of(headers=headers, extra=[bearer_token]))
         self._url = url
         self._headers = dict(headers or {})
         self._bearer_token = bearer_token
@@ -212,15 +275,19 @@ class HttpOptions(ClientOptions):
             ssl_context = ssl.create_default_context(cafile=os.fspath(ca_file))
         self._ssl_context = ssl_context  # None: the system's CAs, verification on
 
-    def _streamable_http(self, session: ClientSession) -> StreamableHttp:
+    def _streamable_http(self, session: ClientSession, tracer: Tracer | None) -> StreamableHttp:
         """The core's Streamable HTTP machine for a new connection's ``session`` (with a new
-        authorization flow when the client has ``auth=``)."""
+        authorization flow when the client has ``auth=``), traced by the connection's
+        ``tracer`` (None: not traced)."""
         from mcp_proto.http._streamable import StreamableHttp  # noqa: PLC0415 - stdio clients never load it
 
         setup = self._auth_setup
-        return StreamableHttp(session, self._url, headers=self._headers,
+        http = StreamableHttp(session, self._url, headers=self._headers,
                               bearer_token=self._bearer_token,
                               auth=None if setup is None else setup.new_flow())
+        if tracer is not None:  # decided at connect: untraced, no work per message
+            http.trace = tracer.message
+        return http
 
     @property
     def auth_status(self) -> AuthStatus | None:
@@ -247,6 +314,7 @@ class Connection:
         self.closed = False  # no new calls (the session ended, or close() ran)
         self.exit_error: MCPError | None = None
         self.ready = False  # Ready was dispatched
+        self.tracer = client._observer.tracer()  # None: not traced (one check per message)
 
     def _ended(self) -> MCPError:
         """What a call on this ended connection raises: nothing was sent.  For a Host's

@@ -15,7 +15,7 @@ from typing import Any
 from mcp_proto import Event, Progress, Root, ServerRequest, TaskStatus, client_capabilities
 
 __all__ = ["Handler", "Handlers", "NotificationCallback", "ProgressCallback", "RootsSource",
-           "StatusCallback"]
+           "StatusCallback", "StderrCallback", "TraceCallback"]
 
 Handler = Callable[[dict[str, Any]], Any]
 """Takes the request's params; returns the result object (or an awaitable of it, in the async
@@ -23,6 +23,10 @@ bindings); raises ``RpcError`` to answer with a specific error."""
 ProgressCallback = Callable[[Progress], Any]
 StatusCallback = Callable[[TaskStatus], Any]
 NotificationCallback = Callable[[Event], Any]
+StderrCallback = Callable[[str], Any]
+"""Takes one line of a stdio server's stderr (decoded, no newline, secrets redacted)."""
+TraceCallback = Callable[[str, dict[str, Any]], Any]
+"""Takes ``"send"`` or ``"recv"`` and a JSON-RPC message as sent or received (redacted)."""
 RootsSource = Sequence[Root] | Callable[[], Sequence[Root] | Awaitable[Sequence[Root]]]
 
 

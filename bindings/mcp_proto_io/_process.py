@@ -16,8 +16,13 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
+from mcp_proto import Redactor
 from mcp_proto._limits import STDERR_TAIL_BYTES
+
+if TYPE_CHECKING:
+    from ._logs import StderrLines
 
 __all__ = [
     "EXIT_GRACE",
@@ -261,23 +266,51 @@ def kill_process_tree(proc: subprocess.Popen[bytes]) -> None:
 
 
 class StderrTail:
-    """Drains a server's stderr (X-03: an undrained pipe would block the server) and keeps
-    the last :data:`STDERR_TAIL_BYTES` bytes for error messages."""
+    """Drains a server's stderr (X-03: an undrained pipe would block the server), keeps the
+    last :data:`STDERR_TAIL_BYTES` bytes for error messages (redacted by ``redactor``), and
+    hands the bytes to ``lines`` (the client's line splitter: its ``on_stderr`` and the
+    stderr logger).
 
-    def __init__(self, limit: int = STDERR_TAIL_BYTES) -> None:
+    The window kept reaches the longest secret's bytes further back than the tail shown, so
+    that the tail is redacted before it is cut: a secret crossing the tail's start is
+    replaced whole, never shown in part."""
+
+    def __init__(self, lines: StderrLines | None = None,
+                 redactor: Redactor | None = None,
+                 limit: int = STDERR_TAIL_BYTES) -> None:
         self._limit = limit
+        self._redactor = redactor or Redactor()
+        self._keep = limit + self._redactor.longest_bytes
         self._buf = bytearray()
         self._lock = threading.Lock()
+        self._lines = lines
         self.total = 0
 
     def add(self, data: bytes) -> None:
+        """Bytes read from the pipe (by its one reader)."""
         with self._lock:
             self.total += len(data)
             buf = self._buf
-            buf += data[-self._limit:]
-            if len(buf) > self._limit:
-                del buf[: len(buf) - self._limit]
+            buf += data[-self._keep:]
+            if len(buf) > self._keep:
+                del buf[: len(buf) - self._keep]
+        if self._lines is not None:
+            self._lines.feed(data)
+
+    def end(self) -> None:
+        """The pipe ended (its reader is done): a last unfinished line is told."""
+        if self._lines is not None:
+            self._lines.feed_eof()
 
     def text(self) -> str:
+        """The last :data:`STDERR_TAIL_BYTES` bytes (about: the cut moves to the start of a
+        character), decoded (invalid UTF-8 replaced) and redacted."""
         with self._lock:
-            return self._buf.decode("utf-8", "replace")
+            raw = bytes(self._buf)
+            cut_before = self.total > len(raw)  # the window starts where bytes were dropped
+        cut = max(0, len(raw) - self._limit)
+        if cut or cut_before:
+            while cut < len(raw) and raw[cut] & 0xC0 == 0x80:  # a UTF-8 continuation byte
+                cut += 1
+        head = raw[:cut].decode("utf-8", "replace")
+        return self._redactor.text(head + raw[cut:].decode("utf-8", "replace"), len(head))

@@ -10,7 +10,8 @@ rest of :mod:`mcp_proto` it does no I/O and reads no clock: the bindings' ``conn
 servers.
 
 The room owns the host's records (``_spec``: the config as data, ``_restart``, ``_errors``),
-names and filters (``_names``), :class:`HostCore` (``_state``), OAuth settings (``_auth``),
+names and filters (``_names``), :class:`HostCore` (``_state``), resources and prompts across
+servers (``_catalog``), OAuth settings (``_auth``),
 tool definitions (``_tools``) and the meta-tools (``_meta``); its subrooms own the config
 dialects (:mod:`.config`), the provider schemas (:mod:`.schema`) and the provider content
 (:mod:`.content`).  It may import the shared records of :mod:`mcp_proto` and its subrooms,
@@ -21,7 +22,8 @@ import the shared records and the host's records, never this face or ``_state``.
 from __future__ import annotations
 
 from ._auth import OAuthSettings, oauth_settings
-from ._errors import ServerUnavailable, UnknownTool
+from ._catalog import HostCatalog, HostPrompt, HostResource, HostResourceTemplate
+from ._errors import ServerUnavailable, UnknownPrompt, UnknownResource, UnknownTool
 from ._meta import (
     MAX_META_TIMEOUT,
     META_TOOLS,
@@ -41,6 +43,7 @@ from ._spec import (
     ConfigProblem,
     Dialect,
     HostConfig,
+    InputSpec,
     ServerSpec,
     Transport,
     check_spec,
@@ -50,6 +53,7 @@ from ._state import (
     DEFAULT_MAX_SERVERS,
     MIN_SEND_WINDOW,
     SERVER_STATES,
+    START_MODES,
     TRANSITIONS,
     HostCore,
     HostTool,
@@ -57,12 +61,19 @@ from ._state import (
     ServerEvent,
     ServerState,
     ServerStatus,
+    StartMode,
 )
 from ._tools import TOOL_TARGETS, tool_definition, tool_definitions
 from .config._dump import dump_config, dump_config_with_warnings
-from .config._expand import parse_dotenv
-from .config._locations import LOCATION_NAMES, standard_location
-from .config._parse import detect_dialect, env_file_paths, parse_config
+from .config._expand import input_env_name, literal_warnings, parse_dotenv
+from .config._locations import (
+    LOCATION_NAMES,
+    PROJECT_FILES,
+    location_candidates,
+    project_location,
+    standard_location,
+)
+from .config._parse import detect_dialect, env_file_paths, needed_inputs, parse_config
 from .content._convert import CONTENT_TARGETS, ProviderContent, to_provider_content
 from .schema._normalize import SCHEMA_TARGETS, Normalized, Note, SchemaError, normalize_schema
 
@@ -76,17 +87,24 @@ __all__ = [
     "META_TOOLS",
     "MIN_META_TIMEOUT",
     "MIN_SEND_WINDOW",
+    "PROJECT_FILES",
     "SCHEMA_TARGETS",
     "SERVER_STATES",
+    "START_MODES",
     "TOOL_TARGETS",
     "TRANSITIONS",
     "TRANSPORTS",
     "ConfigError",
     "ConfigProblem",
     "Dialect",
+    "HostCatalog",
     "HostConfig",
     "HostCore",
+    "HostPrompt",
+    "HostResource",
+    "HostResourceTemplate",
     "HostTool",
+    "InputSpec",
     "MetaRequest",
     "MetaToolError",
     "NamePolicy",
@@ -103,9 +121,12 @@ __all__ = [
     "ServerState",
     "ServerStatus",
     "ServerUnavailable",
+    "StartMode",
     "ToolFilter",
     "ToolNames",
     "Transport",
+    "UnknownPrompt",
+    "UnknownResource",
     "UnknownTool",
     "assign_names",
     "check_spec",
@@ -113,13 +134,18 @@ __all__ = [
     "dump_config",
     "dump_config_with_warnings",
     "env_file_paths",
+    "input_env_name",
+    "literal_warnings",
+    "location_candidates",
     "meta_error",
     "meta_result",
+    "needed_inputs",
     "normalize_schema",
     "oauth_settings",
     "parse_config",
     "parse_dotenv",
     "parse_meta_call",
+    "project_location",
     "redact_url",
     "standard_location",
     "to_provider_content",

@@ -1,21 +1,81 @@
-"""The host layer's errors about tools and servers (config errors are in ``_spec``)."""
+"""The host layer's errors about tools, resources, prompts and servers (config errors are in
+``_spec``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from .._errors import MCPError
 
-__all__ = ["ServerUnavailable", "UnknownTool"]
+__all__ = ["ServerUnavailable", "UnknownPrompt", "UnknownResource", "UnknownTool"]
+
+
+def _not_asked(unavailable: Mapping[str, str]) -> str:
+    """The end of an unknown name's message: ``"; not asked: 'hang' (starting), 'dying'
+    (failed)"``, or nothing when every server that could have the name was asked."""
+    if not unavailable:
+        return ""
+    return "; not asked: " + ", ".join(f"{server!r} ({state})"
+                                       for server, state in unavailable.items())
 
 
 class UnknownTool(MCPError, LookupError):
     """No tool has that public name (nothing was sent).  ``close_matches`` lists the public
-    names that look like it; check the name against :meth:`Host.list_tools`."""
+    names that look like it; check the name against :meth:`Host.list_tools`.
 
-    def __init__(self, name: str, close_matches: tuple[str, ...] = ()) -> None:
+    ``unavailable`` (server -> state, config order) names the servers that could have the
+    name but have not listed their tools (``starting``, ``failed``, ``backoff``,
+    ``disabled`` ...): the name may be theirs; see ``Host.servers()`` for why, and try
+    again once they run."""
+
+    def __init__(self, name: str, close_matches: tuple[str, ...] = (), *,
+                 unavailable: Mapping[str, str] | None = None) -> None:
         self.name = name
         self.close_matches = tuple(close_matches)
+        self.unavailable: Mapping[str, str] = dict(unavailable or {})
         hint = f"; did you mean {', '.join(self.close_matches)}?" if self.close_matches else ""
-        super().__init__(f"no tool is named {name!r}{hint}")
+        super().__init__(f"no tool is named {name!r}{hint}{_not_asked(self.unavailable)}")
+
+
+class UnknownPrompt(MCPError, LookupError):
+    """No prompt has that public name (nothing was sent).  ``close_matches`` lists the public
+    names that look like it; check the name against :meth:`Host.list_prompts`.
+
+    ``unavailable`` (server -> state) names the servers that could have the prompt but whose
+    prompts were not listed (still starting, failed, in backoff, disabled, or running but
+    not answering before the deadline), as for :class:`UnknownTool`."""
+
+    def __init__(self, name: str, close_matches: tuple[str, ...] = (), *,
+                 unavailable: Mapping[str, str] | None = None) -> None:
+        self.name = name
+        self.close_matches = tuple(close_matches)
+        self.unavailable: Mapping[str, str] = dict(unavailable or {})
+        hint = f"; did you mean {', '.join(self.close_matches)}?" if self.close_matches else ""
+        super().__init__(f"no prompt is named {name!r}{hint}{_not_asked(self.unavailable)}")
+
+
+class UnknownResource(MCPError, LookupError):
+    """No single server can be chosen for the resource ``uri`` (nothing was sent).
+
+    ``servers`` empty: no server listed it and no server's template matches it (check it
+    against :meth:`Host.list_resources` and :meth:`Host.list_resource_templates`).  Several
+    ``servers``: each of them lists it (or has a template that matches it); pass
+    ``server=`` to choose one.  ``unavailable`` (server -> state) names the servers whose
+    resources were not listed (still starting, failed, in backoff, disabled, or running but
+    not answering before the deadline): the URI may be theirs; see ``Host.servers()``.
+    """
+
+    def __init__(self, uri: str, servers: tuple[str, ...] = (), *,
+                 unavailable: Mapping[str, str] | None = None) -> None:
+        self.uri = uri
+        self.servers = tuple(servers)
+        self.unavailable: Mapping[str, str] = dict(unavailable or {})
+        if self.servers:
+            why = f"{', '.join(self.servers)} all have it; pass server= to choose one"
+        else:
+            why = "no server listed it and no server's template matches it"
+        super().__init__(f"no one server for resource {uri!r}: {why}"
+                         f"{_not_asked(self.unavailable)}")
 
 
 class ServerUnavailable(MCPError):

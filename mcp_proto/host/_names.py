@@ -28,7 +28,7 @@ import difflib
 import fnmatch
 import hashlib
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -45,6 +45,8 @@ __all__ = [
     "ToolNames",
     "assign_names",
     "clean_name",
+    "not_listed",
+    "owner_candidates",
 ]
 
 NameMode = Literal["always", "collisions", "never"]
@@ -378,6 +380,51 @@ def assign_names(listing: Mapping[str, Iterable[str]],
             taken.add(name)
             owner[name] = pair
     return ToolNames._make(owner, policy, listing.keys())
+
+
+def owner_candidates(public: str, servers: Iterable[str], policy: NamePolicy
+                     ) -> tuple[list[str], list[str]]:
+    """Which of ``servers`` may have a tool (or prompt) named ``public`` before any of them
+    is listed: ``(first, rest)``, each in the order given, together every server.
+
+    ``first`` are the servers whose prefix (cleaned name + separator, cut where a hashed
+    name is cut) begins ``public``: under ``always`` only they can own it, and under
+    ``collisions`` they own every prefixed name.  ``rest`` may still own it under
+    ``collisions`` (a bare name) and ``never`` (every name is bare: ``first`` is then every
+    server).  Never a way to route a call (that is :meth:`ToolNames.resolve`, after listing):
+    only which servers to start first, so a call does not wait for servers that cannot have
+    its tool.
+    """
+    names = list(servers)
+    if policy.mode == "never":
+        return names, []
+    # a cut name keeps ``max_length - 1 - HASH_DIGITS`` characters of the prefixed name
+    keep = policy.max_length - 1 - HASH_DIGITS
+    first: list[str] = []
+    rest: list[str] = []
+    for server in names:
+        prefix = _start(_INVALID.sub("_", server) + policy.separator)[:keep]
+        (first if public.startswith(prefix) else rest).append(server)
+    return first, rest
+
+
+def not_listed(public: str, servers: Iterable[str], policy: NamePolicy,
+               listed: Callable[[str], bool]) -> tuple[str | None, list[str]]:
+    """Who was not asked about ``public`` (a name no listing has): ``(sole, unasked)``.
+
+    ``unasked`` are the servers of ``servers`` that could have the name (those whose
+    prefix begins it; when none does, every server: the name may be mistyped) and for
+    which ``listed(server)`` is false, in the order given: what an unknown name's error
+    names.  ``sole`` is the one server that could own it by the naming policy and did not
+    list (under ``always`` only one whose prefix begins it; under ``collisions`` a bare name
+    may be anyone's; under ``never`` every name is): the name is then that server's to
+    give, and the error is that it is unavailable.  None when none or several could.
+    """
+    first, rest = owner_candidates(public, servers, policy)
+    sure = first if policy.mode == "always" else first or rest
+    missing = [server for server in sure if not listed(server)]
+    unasked = missing if sure else [server for server in rest if not listed(server)]
+    return (missing[0] if len(missing) == 1 else None), unasked
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,11 +9,11 @@ warning shows them.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .._errors import MCPError
+from .._redact import redact_url
 from ._restart import RestartPolicy
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "ConfigProblem",
     "Dialect",
     "HostConfig",
+    "InputSpec",
     "ServerSpec",
     "Transport",
 ]
@@ -107,18 +108,47 @@ class ServerSpec:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class InputSpec:
+    """One VS Code input (an entry of the root ``inputs`` list), which ``${input:ID}``
+    refers to: ``id``, ``type`` (``promptString``, ``pickString`` or ``command``),
+    ``description`` (what to ask), ``password`` (do not echo the answer), ``default``
+    (None: none) and, for ``pickString``, its ``options``.  ``env_var`` is the environment
+    variable that gives its value (``MCP_PROTO_INPUT_<ID>``).  Holds no value."""
+
+    id: str
+    type: str = "promptString"
+    description: str | None = None
+    password: bool = False
+    default: str | None = None
+    options: tuple[str, ...] = ()
+    env_var: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HostConfig:
     """A parsed config: ``servers`` by name in file order, the ``dialect`` it was read in,
     ``extra`` (root keys other than the servers, kept for writing back: VS Code ``inputs``,
     the rest of a Zed ``settings.json`` ...), ``warnings`` (what was accepted but deserves a
-    look) and the ``path`` it came from, if any.  Two configs are equal when their servers,
-    dialect and extra keys are."""
+    look) and the ``path`` it came from, if any.  ``inputs`` are the VS Code inputs the
+    file declares (read from ``extra["inputs"]``, which keeps them as written).  Two
+    configs are equal when their servers, dialect and extra keys are."""
 
     servers: dict[str, ServerSpec] = field(default_factory=dict)
     dialect: Dialect = "generic"
     extra: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = field(default=(), compare=False)
     path: str | None = field(default=None, compare=False)
+    inputs: tuple[InputSpec, ...] = field(default=(), compare=False)
+    #: Under ``on_missing="keep"``: each variable, input or ``envFile`` kept as written, as
+    #: the problem it would be otherwise (``ConfigProblem.input`` names a missing input).
+    #: Their notes end :attr:`warnings` ("...: kept as written"); :attr:`other_warnings`
+    #: are the rest (what ``config convert`` shows: keeping templates is what it is for).
+    kept: tuple[ConfigProblem, ...] = field(default=(), compare=False)
+
+    @property
+    def other_warnings(self) -> tuple[str, ...]:
+        """:attr:`warnings` without the notes of :attr:`kept` (which end it)."""
+        return self.warnings[:len(self.warnings) - len(self.kept)]
 
     def __repr__(self) -> str:  # extra may hold other hosts' secrets: its keys only
         return (f"HostConfig(dialect={self.dialect!r}, servers={list(self.servers.values())!r}"
@@ -135,6 +165,9 @@ class ConfigProblem:
     server: str | None
     field: str | None
     message: str
+    #: The id of the VS Code input whose missing value this is (None for other problems):
+    #: a front end words its own advice (the CLI: ``--input ID=VALUE``).
+    input: str | None = None
 
     def __str__(self) -> str:
         where = ".".join(p for p in (self.server, self.field) if p)
@@ -154,19 +187,6 @@ class ConfigError(MCPError, ValueError):
         n = len(self.problems)
         lines = "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(f"{head}{n} problem{'s' if n != 1 else ''} in the MCP config:\n{lines}")
-
-
-#: A query string's values: ``?api_key=...`` is how many hosted servers take a key.  A name
-#: stops at the next ``?`` or ``&`` too, so each scan ends where the next may start (with
-#: ``?`` inside names, ``????...`` rescanned the rest from every ``?``: quadratic).
-_QUERY_VALUE = re.compile(r"([?&][^=&?#\s]*=)[^&#\s'\"]*")
-_USERINFO = re.compile(r"(://)[^/@\s'\"]*@")
-
-
-def redact_url(text: str) -> str:
-    """``text`` with every URL query value and user-info replaced by ``<redacted>``
-    (``https://h/mcp?api_key=<redacted>``), for messages, statuses and listings."""
-    return _USERINFO.sub(r"\1<redacted>@", _QUERY_VALUE.sub(r"\1<redacted>", text))
 
 
 def check_spec(spec: ServerSpec) -> list[ConfigProblem]:

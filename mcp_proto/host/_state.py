@@ -1,6 +1,12 @@
 """The host's decisions, pure: which server is in which state, when each starts again, which
 tools are public under which names, and where a call goes.
 
+Start modes: ``eager`` starts every enabled server at once (:meth:`HostCore.due`); ``lazy``
+starts none: each is ``stopped`` until first used (held, as after a close until next used),
+and :meth:`HostCore.owners` says which servers a call to a name no listing has must start
+or wait for (the servers that can own the name first, then the rest), so a call never waits
+for a server that cannot have its tool.
+
 A binding owns one client per server and feeds this object what happened (a start began,
 finished, failed; a server exited; its tools changed or were listed) with the time; it asks
 what to do (which servers to start now, when to wake up next, where a call goes) and drains
@@ -29,10 +35,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple
 
-from .._errors import LocalProtocolError
-from .._types import Tool
+from .._errors import LocalProtocolError, MCPError
+from .._types import Implementation, Tool
 from ._errors import ServerUnavailable, UnknownTool
-from ._names import NamePolicy, ToolFilter, ToolNames, assign_names
+from ._names import (
+    NamePolicy,
+    ToolFilter,
+    ToolNames,
+    assign_names,
+    not_listed,
+    owner_candidates,
+)
 from ._restart import DEFAULT_RESTART, RestartPolicy, RestartSchedule
 from ._spec import (
     ConfigError,
@@ -48,6 +61,7 @@ __all__ = [
     "DEFAULT_MAX_SERVERS",
     "MIN_SEND_WINDOW",
     "SERVER_STATES",
+    "START_MODES",
     "TRANSITIONS",
     "HostCore",
     "HostTool",
@@ -55,11 +69,15 @@ __all__ = [
     "ServerEvent",
     "ServerState",
     "ServerStatus",
+    "StartMode",
 ]
 
 ServerState = Literal["starting", "running", "backoff", "failed", "disabled", "stopped"]
 SERVER_STATES: tuple[ServerState, ...] = ("starting", "running", "backoff", "failed",
                                           "disabled", "stopped")
+StartMode = Literal["eager", "lazy"]
+#: ``eager``: every enabled server starts when the host opens; ``lazy``: each at first use.
+START_MODES: tuple[StartMode, ...] = ("eager", "lazy")
 _Input = Literal["start", "ready", "exited", "gave_up", "disable", "enable", "stop"]
 
 #: Servers one host runs at most (rpi-mcp-adapter's bound): each is a process or a pool of
@@ -124,7 +142,11 @@ class HostTool:
 class ServerStatus:
     """One server as the host sees it now.  ``attempts`` counts consecutive failures;
     ``next_start_at`` is when the host starts it again (the host's clock; None: not
-    scheduled); ``error`` and ``stderr_tail`` say what ended its last run."""
+    scheduled); ``error`` and ``stderr_tail`` say what ended its last run.  While a run
+    is ``starting`` or ``running``, ``started_at`` is when it began (the host's clock: how
+    long a start has taken so far); while it is ``running``, ``server_info``,
+    ``protocol_version`` and ``era`` (``"legacy"`` / ``"modern"``) are what its handshake
+    said.  None otherwise."""
 
     state: ServerState
     transport: str
@@ -134,6 +156,10 @@ class ServerStatus:
     stderr_tail: str = ""
     tools: int = 0
     incarnation: int = 0
+    started_at: float | None = None
+    server_info: Implementation | None = None
+    protocol_version: str | None = None
+    era: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -180,8 +206,12 @@ class _Server:
     #: that fails is a broken spec (a missing executable, a bad token): ``failed`` at once.
     proven: bool = False
     filter: ToolFilter = field(default_factory=ToolFilter)
-    #: Stopped until next used (a meta-tool's close): not started by :meth:`due`.
+    #: Stopped until next used (a meta-tool's close, or lazy): not started by :meth:`due`.
     held: bool = False
+    started_at: float | None = None  # the current run's start
+    server_info: Implementation | None = None  # what its handshake said
+    protocol_version: str | None = None
+    era: str | None = None
 
 
 class HostCore:
@@ -190,12 +220,16 @@ class HostCore:
     ``restart`` None means a server that exits is not started again automatically (it is
     ``failed`` until :meth:`begin_start` by hand).  ``timeout`` is a call's default deadline
     in seconds, ``max_servers`` the bound on servers (a config or an :meth:`add` over it is a
-    :class:`ConfigError`).
+    :class:`ConfigError`).  ``start`` is the start mode (``eager``: :meth:`due` starts every
+    enabled server; ``lazy``: none until used, see :meth:`owners`); ``ValueError`` for
+    another.
     """
 
     def __init__(self, config: HostConfig, *, names: NamePolicy | None = None,
                  restart: RestartPolicy | None = DEFAULT_RESTART, timeout: float = 60.0,
-                 max_servers: int = DEFAULT_MAX_SERVERS) -> None:
+                 max_servers: int = DEFAULT_MAX_SERVERS, start: StartMode = "eager") -> None:
+        if start not in START_MODES:
+            raise ValueError(f"start must be one of {', '.join(START_MODES)}, not {start!r}")
         problems = [p for spec in config.servers.values() for p in check_spec(spec)]
         if problems:  # a HostConfig built in code rather than parsed
             raise ConfigError(problems, config.path)
@@ -217,8 +251,10 @@ class HostCore:
         self._names = assign_names({}, self.policy)
         self._routes: dict[str, tuple[_Server, str, str]] = {}
         self._schemas: dict[tuple[str, str], tuple[Tool, Normalized]] = {}
+        self.start = start
         for spec in config.servers.values():
-            self._servers[spec.name] = self._record(spec)
+            self._servers[spec.name] = server = self._record(spec)
+            server.held = start == "lazy" and spec.enabled
 
     # -- bookkeeping -----------------------------------------------------------------------
 
@@ -295,18 +331,25 @@ class HostCore:
         server.error = None
         server.stderr_tail = ""
         server.stale = False
+        server.started_at = now
+        server.server_info = server.protocol_version = server.era = None
         # the last listing stays (calls to it wait for the restart) until the new one
         if server.schedule is not None:
             server.schedule.started(now)
         return server.incarnation
 
     def start_succeeded(self, name: str, incarnation: int, now: float,
-                        tools: Iterable[Tool]) -> None:
-        """The handshake finished and the tools were listed."""
+                        tools: Iterable[Tool], *, server_info: Implementation | None = None,
+                        protocol_version: str | None = None, era: str | None = None) -> None:
+        """The handshake finished (it said ``server_info``, ``protocol_version`` and
+        ``era``) and the tools were listed."""
         server = self._current(name, incarnation)
         if server is None or server.state != "starting":
             return
         server.tools = list(tools)
+        server.server_info = server_info
+        server.protocol_version = protocol_version
+        server.era = era
         server.proven = True
         if server.schedule is not None:
             server.schedule.ready(now)
@@ -496,6 +539,68 @@ class HostCore:
         self._schemas[key] = (definition, n)
         return n
 
+    def _unlisted(self, server: _Server) -> bool:
+        """Has no listing yet but will have one: lazy (held, never started) or starting."""
+        return server.tools is None and (server.state == "starting" or (
+            server.state == "stopped" and server.held and server.spec.enabled))
+
+    def _down(self, server: _Server) -> bool:
+        """Cannot run now and never listed: its tools are unknown until it is back."""
+        return server.tools is None and server.state in ("disabled", "failed")
+
+    def owners(self, public: str) -> list[str]:
+        """The servers a call to ``public`` (a name no listing has) must start or wait for
+        before it can be routed: of the servers without a listing yet (lazy ones never
+        started, and those starting), the ones that may own the name first
+        (:func:`~mcp_proto.host._names.owner_candidates`), and only once all of those are
+        listed, the rest (under ``always`` only when no server's prefix begins the name: the
+        rest cannot own a prefixed name, and a misspelt one then gets close matches from
+        every server).  Empty: nothing to wait for (every server that could own it listed,
+        or one that may own it is disabled or failed): raise :meth:`unknown`.  Start those
+        :meth:`is_held` says are held; wait for a change and route again."""
+        first, rest = owner_candidates(public, self._servers, self.policy)
+        records = [self._servers[n] for n in first]
+        unlisted = [n for n, s in zip(first, records, strict=True) if self._unlisted(s)]
+        if unlisted:
+            return unlisted
+        if any(self._down(s) for s in records) or (first and self.policy.mode == "always"):
+            return []
+        return [n for n in rest if self._unlisted(self._servers[n])]
+
+    def unlisted(self) -> list[str]:
+        """Held servers that have never listed their tools (lazy ones never started): what a
+        listing of the whole host starts first."""
+        return [n for n, s in self._servers.items()
+                if s.tools is None and s.state == "stopped" and s.held and s.spec.enabled]
+
+    def held(self) -> list[str]:
+        """Servers stopped until used (lazy ones never started, and those closed until next
+        used, whose tools stay listed): what a listing of resources or prompts starts (those
+        are asked of a run, never kept across one)."""
+        return [n for n, s in self._servers.items()
+                if s.state == "stopped" and s.held and s.spec.enabled]
+
+    def unknown(self, public: str) -> MCPError:
+        """The error for a call to ``public`` that cannot be routed (nothing was sent): a
+        :class:`ServerUnavailable` when the one server that could own it by the naming
+        policy has not listed its tools (disabled, failed, in backoff, or still starting at
+        the call's deadline), else :class:`UnknownTool` with close matches and, in its
+        ``unavailable``, every server that could have it and has not listed (with its
+        state): the caller sees why in :meth:`status`."""
+        sole, unasked = not_listed(public, self._servers, self.policy,
+                                   lambda name: self._servers[name].tools is not None)
+        if sole is not None:
+            server = self._servers[sole]
+            schedule = server.schedule
+            retry_at = schedule.next_start_at \
+                if schedule is not None and server.state == "backoff" else None
+            error = server.error
+            if server.state in ("starting", "stopped"):
+                error = "still starting at the call's deadline; nothing was sent"
+            return ServerUnavailable(sole, server.state, retry_at, error)
+        return UnknownTool(public, self._names.close_matches(public),
+                           unavailable={n: self._servers[n].state for n in unasked})
+
     def is_held(self, name: str) -> bool:
         """True when the server is stopped until a call needs it."""
         server = self._get(name)
@@ -515,7 +620,8 @@ class HostCore:
         out = {}
         for name, s in self._servers.items():
             schedule = s.schedule
-            if schedule is not None and s.state == "running":
+            up = s.state == "running"
+            if schedule is not None and up:
                 schedule.settle(now)
             out[name] = ServerStatus(
                 state=s.state, transport=s.spec.transport,
@@ -524,7 +630,12 @@ class HostCore:
                 if schedule is not None and s.state == "backoff" else None,
                 error=s.error, stderr_tail=s.stderr_tail,
                 tools=0 if s.tools is None else sum(1 for t in s.tools if s.filter.allows(t.name)),
-                incarnation=s.incarnation)
+                incarnation=s.incarnation,
+                # what the status says of the current run: only while it is up
+                started_at=s.started_at if up or s.state == "starting" else None,
+                server_info=s.server_info if up else None,
+                protocol_version=s.protocol_version if up else None,
+                era=s.era if up else None)
         return out
 
     # -- editing the set of servers --------------------------------------------------------------
@@ -572,8 +683,13 @@ class HostCore:
         ``hold`` the server stays stopped until a call needs it (:meth:`route` then says to
         start it), and its tools stay listed meanwhile: only a running server can be held
         (:class:`LocalProtocolError` otherwise: a failed one waits for a restart by hand, a
-        disabled one for enable, a starting one has nothing listed yet)."""
+        disabled one for enable, a starting one has nothing listed yet), or a stopped one:
+        then nothing changes but that it stays stopped until used (a lazy server never
+        started, or one closed already: a no-op)."""
         server = self._get(name)
+        if hold and server.state == "stopped":
+            server.held = True
+            return
         if hold and server.state != "running":
             raise LocalProtocolError(f"server {name!r} is {server.state}: only a running "
                                      "server can be closed until next used")

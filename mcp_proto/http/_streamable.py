@@ -28,7 +28,7 @@ with a new id, unless it is a tool call (X-22: it may have run; it fails instead
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,12 +46,14 @@ from .._errors import (
     RemoteProtocolError,
     SessionExpired,
 )
+from .._redact import Redactor, redact_url
 from ..auth._states import KINDS
 from ..session._modern import PROTOCOL_VERSION_KEY, header_value, mcp_header_params
 from ..session._session import ClientSession
 from ..session._state import State
 from ..wire._json import loads
 from ..wire._sse import SseEvent, SseOversize, SseParser
+from ._status import TRANSPORT_NAMES, HttpError
 
 # h11 and urllib.parse are imported where they are used, by the first HTTP client: the
 # bindings import this module, and a program that speaks only stdio never needs them (they
@@ -91,6 +93,9 @@ _ACCEPT = "application/json, text/event-stream"
 #: step-ups, two plain retries (a newer token was already in use) and one DPoP nonce.
 AUTH_RETRY_LIMITS = {"retry": 2, "nonce": 1, "refresh": 1, "authorize": 1, "step_up": 3}
 
+#: Characters of an HTTP reason phrase kept for an error message (real ones are a few words).
+MAX_REASON = 100
+
 #: Characters of a ``DPoP-Nonce`` kept: real nonces are a few dozen; it goes back in every
 #: proof, so a hostile one must not grow each request.
 MAX_DPOP_NONCE = 1024
@@ -98,17 +103,6 @@ MAX_DPOP_NONCE = 1024
 #: Seconds beyond the authorization flow's own deadline that the requests waiting on it
 #: keep: time for the replayed request to be answered.
 AUTH_HOLD_GRACE = 5.0
-
-
-class HttpError(RemoteProtocolError):
-    """The server answered an exchange with an HTTP error and no JSON-RPC error to go with it.
-    ``status`` is the HTTP status; ``body`` the first bytes of the body, for the message."""
-
-    def __init__(self, status: int, body: bytes, method: str) -> None:
-        self.status = status
-        self.body = body
-        text = body[:200].decode("utf-8", "replace").strip()
-        super().__init__(f"{method}: HTTP {status}" + (f": {text}" if text else ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +166,8 @@ class HttpExchange:
     data: bytes = field(repr=False)  # the request: it carries the Authorization header
     conn: h11.Connection = field(repr=False)
     status: int | None = None
+    reason: str = ""
+    target: str = ""  # the path and query it went to
     content_type: str = ""
     body: bytearray = field(default_factory=bytearray, repr=False)
     sse: SseParser | None = field(default=None, repr=False)
@@ -231,6 +227,10 @@ class StreamableHttp:
             if "\r" in name or "\n" in name or "\r" in value or "\n" in value:
                 raise LocalProtocolError(f"header {name!r} contains a line break")
         self._extra = list(extra.items())
+        self._redactor = Redactor.of(headers=extra)
+        self.trace: Callable[[str, object], None] | None = None
+        """Told each JSON-RPC value sent (``"send"``, the message) and received (``"recv"``:
+        a message, a batch, or what failed to parse), before redaction; None: no tracing."""
         self.session_id: str | None = None
         """``Mcp-Session-Id`` the server gave (handshake era, H-10)."""
         self._next = 1
@@ -447,6 +447,8 @@ class StreamableHttp:
         ex.message = obj
         if ex.request_id is not None:
             self._by_request[ex.request_id] = ex
+        if self.trace is not None:
+            self.trace("send", obj)
         return ex
 
     def _param_headers(self, params: dict[str, Any]) -> list[tuple[str, str]]:
@@ -496,7 +498,7 @@ class StreamableHttp:
             data += conn.send(h11.Data(data=body))
         data += conn.send(h11.EndOfMessage())
         ex = HttpExchange(self._next, verb, rpc_method, request_id, data, conn, payload=body,
-                          auth_generation=generation)
+                          auth_generation=generation, target=target or self.url.target)
         self._next += 1
         self._exchanges[ex.id] = ex
         return ex
@@ -550,6 +552,7 @@ class StreamableHttp:
 
     def _on_head(self, ex: HttpExchange, head: h11.Response) -> None:
         ex.status = head.status_code
+        ex.reason = head.reason.decode("latin-1")[:MAX_REASON]
         if 300 <= head.status_code < 400:
             raise RemoteProtocolError(f"{ex.rpc_method}: the server redirected "
                                       f"(HTTP {head.status_code}); redirects are not followed")
@@ -595,7 +598,24 @@ class StreamableHttp:
             obj = loads(event.data)
         except (ValueError, RecursionError):
             obj = event.data  # reported by the session as a bad message
+        self._receive(obj, now)
+
+    def _receive(self, obj: object, now: float) -> None:
+        if self.trace is not None:
+            self.trace("recv", obj)
         self.session.receive_message(obj, now=now)
+
+    def _http_error(self, ex: HttpExchange, what: str) -> HttpError:
+        """The one-line error of an exchange answered with an error status."""
+        url = self.url
+        shown = redact_url(f"{url.scheme}://{url.authority}{ex.target}",
+                           self._redactor)
+        tried = TRANSPORT_NAMES.get(self.transport, self.transport)
+        if self.transport == "sse":
+            tried = f"{TRANSPORT_NAMES['streamable']}, then {tried}"
+        return HttpError(ex.status or 0, bytes(ex.body), what, reason=ex.reason, url=shown,
+                         transport=tried, content_type=ex.content_type,
+                         redactor=self._redactor)
 
     def _finish(self, ex: HttpExchange, now: float, closed: bool = False) -> None:
         self._gate.discard(ex.id)
@@ -604,7 +624,7 @@ class StreamableHttp:
             self._exchanges.pop(ex.id, None)
             error: MCPError = ConnectionLost("the HTTP+SSE stream closed")
             if ex.status is not None and ex.status >= 300:
-                error = HttpError(ex.status, bytes(ex.body), "HTTP+SSE stream")
+                error = self._http_error(ex, "HTTP+SSE stream")
             self.session.connection_lost(error)
             return
         if ex.rpc_method == "GET stream":
@@ -631,7 +651,7 @@ class StreamableHttp:
                     return
                 obj = None
             if status < 300 or _is_jsonrpc_error(obj):  # an error answer in a 4xx body
-                self.session.receive_message(obj, now=now)
+                self._receive(obj, now)
         if status == 404 and self.session_id is not None and ex.method != "DELETE":
             # H-11: the session is gone.  Every call on it fails (none is replayed) and the
             # session ends, so the binding's next call initializes a new one.
@@ -648,7 +668,7 @@ class StreamableHttp:
             self._start_sse_transport(ex)
             return
         if status >= 400:
-            self._fail(ex, HttpError(status, bytes(ex.body), ex.rpc_method), now)
+            self._fail(ex, self._http_error(ex, ex.rpc_method), now)
         elif self.transport == "sse" and ex.method == "POST":
             pass  # HTTP+SSE: the answer comes on the GET stream, not on the POST
         elif ex.request_id is not None and self.session.is_pending(ex.request_id):

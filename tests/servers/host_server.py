@@ -1,7 +1,7 @@
 """A small stdio MCP server (handshake era) for the host tests.  Standard library only.
 
 Usage: ``python host_server.py [--name NAME] [--die-on-call N] [--log FILE] [--slow-start S]
-[--fail-start] [--tools a,b,c]``
+[--fail-start] [--tools a,b,c] ...`` (every option below)
 
 * ``tools/list``: ``echo {text}``, ``whoami`` and ``add_tool``, or the names given by
   ``--tools`` (each an echo), plus ``extra`` once ``add_tool`` was called.
@@ -21,6 +21,14 @@ Usage: ``python host_server.py [--name NAME] [--die-on-call N] [--log FILE] [--s
 * ``--fail-relist``: every ``tools/list`` after the first answers -32603.
 * ``--call-delay S``: wait S seconds between logging a ``tools/call`` and answering it (a
   kill then often lands after the log line: a replay would show in the log).
+* ``--logging``: declare the ``logging`` capability and answer ``logging/setLevel``
+  (``--refuse-level``: answer it -32602 instead).
+* ``--fail-list-echo VAR``: every ``tools/list`` answers -32603 with a message holding the
+  value of the environment variable VAR (a server that echoes a secret in an error).
+* ``--resources``: declare ``resources`` and ``prompts``: one resource
+  ``host://<NAME>/readme``, one template ``host://<NAME>/item/{id}`` (each read answers
+  ``"<NAME>:<uri>"``) and one prompt ``greet``.  ``--hang-lists``: never answer
+  ``resources/list``, ``resources/templates/list`` nor ``prompts/list`` (keep reading).
 * Unknown methods (``server/discover`` too) -> -32601.  Exit 0 on stdin EOF.
 """
 
@@ -45,6 +53,11 @@ def main() -> None:
     parser.add_argument("--announce-after-list", action="store_true")
     parser.add_argument("--fail-relist", action="store_true")
     parser.add_argument("--call-delay", type=float, default=0.0)
+    parser.add_argument("--logging", action="store_true")
+    parser.add_argument("--refuse-level", action="store_true")
+    parser.add_argument("--fail-list-echo", default=None)
+    parser.add_argument("--resources", action="store_true")
+    parser.add_argument("--hang-lists", action="store_true")
     args = parser.parse_args()
     if args.fail_start:
         sys.stderr.write("cannot start: missing token\n")
@@ -79,14 +92,49 @@ def main() -> None:
         if rid is None:
             continue  # a notification
         if method == "initialize":
+            capabilities: dict[str, Any] = {"tools": {"listChanged": True}}
+            if args.logging:
+                capabilities["logging"] = {}
+            if args.resources:
+                capabilities["resources"] = {}
+                capabilities["prompts"] = {}
             send({"jsonrpc": "2.0", "id": rid, "result": {
                 "protocolVersion": params.get("protocolVersion", "2025-11-25"),
-                "capabilities": {"tools": {"listChanged": True}},
+                "capabilities": capabilities,
                 "serverInfo": {"name": args.name, "version": "1.0.0"}}})
+        elif method == "logging/setLevel" and args.logging:
+            if args.refuse_level:
+                send({"jsonrpc": "2.0", "id": rid,
+                      "error": {"code": -32602, "message": "no such level here"}})
+            else:
+                send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        elif method in ("resources/list", "resources/templates/list", "prompts/list") \
+                and args.resources and args.hang_lists:
+            continue  # never answered
+        elif method == "resources/list" and args.resources:
+            send({"jsonrpc": "2.0", "id": rid, "result": {"resources": [
+                {"uri": f"host://{args.name}/readme", "name": "readme"}]}})
+        elif method == "resources/templates/list" and args.resources:
+            send({"jsonrpc": "2.0", "id": rid, "result": {"resourceTemplates": [
+                {"uriTemplate": f"host://{args.name}/item/{{id}}", "name": "item"}]}})
+        elif method == "resources/read" and args.resources:
+            uri = params.get("uri")
+            send({"jsonrpc": "2.0", "id": rid, "result": {"contents": [
+                {"uri": uri, "text": f"{args.name}:{uri}"}]}})
+        elif method == "prompts/list" and args.resources:
+            send({"jsonrpc": "2.0", "id": rid, "result": {"prompts": [{"name": "greet"}]}})
+        elif method == "prompts/get" and args.resources:
+            send({"jsonrpc": "2.0", "id": rid, "result": {"messages": [{
+                "role": "user", "content": {"type": "text", "text": f"hello from {args.name}"}}]}})
         elif method == "ping":
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
         elif method == "tools/list":
             listings += 1
+            if args.fail_list_echo:
+                send({"jsonrpc": "2.0", "id": rid, "error": {
+                    "code": -32603,
+                    "message": f"cannot list: {os.environ.get(args.fail_list_echo)}"}})
+                continue
             if args.fail_relist and listings > 1:
                 send({"jsonrpc": "2.0", "id": rid,
                       "error": {"code": -32603, "message": "index rebuilding"}})

@@ -231,14 +231,11 @@ class _StdioConnection(_Timer, StdioPump):
         self.loop = loop = asyncio.get_running_loop()
         proc = self.proc
         self.err, _ = await loop.connect_read_pipe(
-            lambda: _PipeReader(self, self._on_stderr, self._stderr_ended), proc.stderr)
+            lambda: _PipeReader(self, self._on_stderr, self._on_stderr_eof), proc.stderr)
         self.into, self.writer = await loop.connect_write_pipe(_PipeWriter, proc.stdin)
         self.out, _ = await loop.connect_read_pipe(
             lambda: _PipeReader(self, self._on_stdout, self._on_stdout_eof), proc.stdout)
         self._rearm()
-
-    def _stderr_ended(self) -> None:
-        self.stderr_done = True
 
     def hold_input(self, hold: bool) -> None:
         _hold(self.out, hold)

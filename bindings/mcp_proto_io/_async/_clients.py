@@ -52,7 +52,9 @@ STDIO_DOC = """A client for the stdio server started by ``command``; use it in `
     environment, ``timeout`` (seconds) bounds the handshake and is each call's default total
     deadline, ``protocol_version`` pins one version (``ValueError`` for an unknown one), and
     declaring ``on_sampling``, ``on_elicitation`` or ``roots`` (plain or async functions)
-    declares the matching client capability.  The server starts (and the handshake runs) when
+    declares the matching client capability; ``label``, ``on_stderr(line)`` and
+    ``on_trace(direction, message)`` (plain functions, run on the loop) as there.  The
+    server starts (and the handshake runs) when
     the block is entered or at the first call; leaving the block (also by cancellation) stops
     the server's whole process group.  See the client class for the errors.
     """
@@ -63,7 +65,8 @@ HTTP_DOC = """A client for the Streamable HTTP endpoint ``url``; use it in ``asy
     chosen per origin, ``headers`` go on every request, ``bearer_token`` becomes
     ``Authorization: Bearer``, ``auth`` runs MCP authorization (``OAuth``,
     ``ClientCredentials``...; an async ``redirect`` is awaited, a plain one runs in a
-    thread), TLS verifies against the system's CAs (or ``ca_file`` / ``ssl_context``).
+    thread), TLS verifies against the system's CAs (or ``ca_file`` / ``ssl_context``),
+    ``label`` and ``on_trace`` as on stdio.
     Cancelling a call closes its stream (2026) or posts
     ``notifications/cancelled`` (handshake era).  Raises :class:`LocalProtocolError` for a
     bad URL.
@@ -170,6 +173,7 @@ class AsyncClientBase(AsyncClientFace, ClientOptions):
         """Start closing, without waiting: from any task, a synchronous callback, or another
         thread.  Pending calls fail with :class:`ConnectionClosed` at once; the server is
         stopped in the background (:meth:`aclose` waits for it).  Idempotent."""
+        self._closing()
         self._closed = True
         if self._token is not None and not self._rt.run_soon_threadsafe(self._token,
                                                                           self._close_now):
@@ -192,6 +196,7 @@ class AsyncClientBase(AsyncClientFace, ClientOptions):
         sockets.  Pending calls fail with :class:`ConnectionClosed`.  From any task, also
         after :meth:`close`; idempotent.  Cancelled while waiting, it kills the process
         group at once."""
+        self._closing()
         self._closed = True
         if self._token is not None and self._rt.token() is not self._token:
             self.close()  # from another loop: its own loop closes it, or nothing is left

@@ -40,7 +40,7 @@ class HttpPump(AsyncPump):
         super().__init__(client, rt)
         self.client: HttpOptions = client
         self.auth = client._auth_setup
-        self.http = client._streamable_http(self.session)
+        self.http = client._streamable_http(self.session, self.tracer)
         self.target = self.http.url
         self.queued: list[HttpExchange] = []  # over MAX_HTTP_EXCHANGES, waiting their turn
         self.running = 0

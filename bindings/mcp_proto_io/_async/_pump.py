@@ -27,6 +27,7 @@ from mcp_proto import (
     Event,
     Failed,
     LocalProtocolError,
+    LogMessage,
     MCPError,
     Progress,
     Ready,
@@ -350,6 +351,8 @@ class AsyncPump(Connection):
             else:
                 if t is Closed:
                     self.closed = True
+                elif t is LogMessage:
+                    client._observer.server_log(event)  # type: ignore[arg-type]
                 elif t is ServerRequestCancelled:  # stop asking the user
                     task = self.serving.pop(event.request_id, None)  # type: ignore[union-attr]
                     if task is not None:

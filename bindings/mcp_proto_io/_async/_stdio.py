@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import time
 
-from mcp_proto import ConnectionLost, ServerExited
+from mcp_proto import ConnectionLost
 
 from .._client import StdioOptions
 from .._process import (
@@ -35,7 +35,7 @@ class StdioPump(AsyncPump):
 
     def __init__(self, client: StdioOptions, rt: Runtime) -> None:
         super().__init__(client, rt)
-        self.stderr = StderrTail()
+        self.stderr = StderrTail(client._observer.stderr_lines(), client._observer.redactor)
         self.stderr_done = False
         self.eof = False  # the end of the server was handled (EOF or exit without EOF)
         self.bytes_in = 0
@@ -57,7 +57,9 @@ class StdioPump(AsyncPump):
     def _flush(self) -> None:
         data = self.session.data_to_send()
         if data:
-            self._write(data)
+            self._write(data)  # written first: the drained bytes are never lost
+            if self.tracer is not None:
+                self.tracer.sent(data)  # never raises
 
     def _deadline(self) -> float:
         deadline = self.session.next_deadline()
@@ -77,6 +79,8 @@ class StdioPump(AsyncPump):
 
     def _on_stdout(self, data: bytes) -> None:
         self.bytes_in += len(data)
+        if self.tracer is not None:
+            self.tracer.received(data)  # never raises: showing cannot fail the connection
         self.session.receive_data(data, now=time.monotonic())
         self._after()
 
@@ -87,6 +91,10 @@ class StdioPump(AsyncPump):
 
     def _on_stderr(self, data: bytes) -> None:
         self.stderr.add(data)
+
+    def _on_stderr_eof(self) -> None:
+        self.stderr.end()
+        self.stderr_done = True
 
     async def _exited_without_eof(self) -> None:
         end = time.monotonic() + STDOUT_SETTLE
@@ -107,7 +115,7 @@ class StdioPump(AsyncPump):
         while not self.stderr_done and time.monotonic() < end:
             await self.rt.sleep(SETTLE_POLL)
         if not self.closing:
-            self.exit_error = ServerExited(self.proc.returncode, self.stderr.text())
+            self.exit_error = self.client._exited(self.proc.returncode, self.stderr.text())
             unread = self.witness is not None and self.witness.read_nothing(self._written())
             self.session.receive_eof(self.exit_error, input_unread=unread)
             self._after()

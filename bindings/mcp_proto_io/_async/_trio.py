@@ -356,7 +356,7 @@ class _StdioConnection(_Timer, StdioPump):
         try:
             await self._read(self.proc.stderr, self._on_stderr)
         finally:
-            self.stderr_done = True
+            self._on_stderr_eof()
 
     def _write(self, data: bytes) -> None:
         stdin = self.proc.stdin

@@ -112,6 +112,7 @@ class ClientBase(ClientFace, ClientOptions):
         """End the connection: stdio stops the server (close stdin, SIGTERM, SIGKILL on its
         process group); HTTP ends the session (DELETE) and closes the sockets.  Threads end
         too.  Pending calls fail with :class:`ConnectionClosed`.  Idempotent."""
+        self._closing()
         self._closed = True
         connecting = self._connecting
         if connecting is not None:  # abort a handshake in progress: its caller gets an error
@@ -198,7 +199,12 @@ STDIO_DOC = """A client for the stdio server started by ``command``; use it in a
     deadline.  ``protocol_version`` pins one version instead of offering the newest and
     accepting any of :data:`mcp_proto.HANDSHAKE_VERSIONS` (``ValueError`` for an unknown one).
     Declaring ``on_sampling``, ``on_elicitation`` or ``roots`` declares the matching client
-    capability.  See :class:`Client` for the errors.
+    capability.  ``label`` names the server in log records, traces and errors (default: the
+    program's name); ``on_stderr(line)`` gets each line the server writes to its stderr and
+    ``on_trace(direction, message)`` each JSON-RPC message (``"send"`` / ``"recv"``), both
+    with the ``env`` values redacted; the same go to the ``logging`` loggers
+    ``mcp_proto_io.stderr`` and ``mcp_proto_io.wire`` (with ``.server_log`` and
+    ``.lifecycle``: silent until configured).  See :class:`Client` for the errors.
     """
 
 HTTP_DOC = """A client for the Streamable HTTP endpoint ``url``; use it in a ``with`` block.
@@ -211,7 +217,10 @@ HTTP_DOC = """A client for the Streamable HTTP endpoint ``url``; use it in a ``w
     subclass naming the step that failed.
     Credentials in the URL are refused (:class:`LocalProtocolError`); redirects are not
     followed.  TLS verifies certificates against the system's CAs, or ``ca_file``, or your
-    ``ssl_context``.  Same methods and errors as :func:`connect_stdio`, plus
+    ``ssl_context``.  ``label`` (default: the URL's host and port) and ``on_trace`` as for
+    :func:`connect_stdio`, with the header values and the token redacted.  An HTTP error
+    status fails with one line (status, reason, the URL without secrets, the transport
+    tried).  Same methods and errors as :func:`connect_stdio`, plus
     :class:`SessionExpired` when the server forgot a handshake-era session (the call is not
     replayed; the next call starts a new session).
     """

@@ -112,7 +112,7 @@ class HttpConnection(Pump):
         self.client: HttpOptions = client
         setup = client._auth_setup
         self.auth = setup
-        self.http = client._streamable_http(self.session)
+        self.http = client._streamable_http(self.session, self.tracer)
         self.outgoing: list[HttpExchange] = []  # under self.lock
         self.auth_outgoing: list[AuthExchange] = []  # under self.lock
         self.auth_events: list[AuthEvent] = []  # under self.lock

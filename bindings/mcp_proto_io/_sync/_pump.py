@@ -22,6 +22,7 @@ from mcp_proto import (
     Event,
     Failed,
     LocalProtocolError,
+    LogMessage,
     MCPError,
     Progress,
     Ready,
@@ -226,10 +227,14 @@ class Pump(Connection):
             elif t is ServerRequest:
                 assert isinstance(event, ServerRequest)
                 self._serve(event)
-            elif client._on_notification is not None and (self.ready or t is not Closed):
-                # A connection that never became Ready (a failed probe the client recovers
-                # from, a handshake that failed and raised) ends without telling the host.
-                self._callback(client._on_notification, event)
+            else:
+                if t is LogMessage:
+                    client._observer.server_log(event)  # type: ignore[arg-type]
+                if client._on_notification is not None and (self.ready or t is not Closed):
+                    # A connection that never became Ready (a failed probe the client
+                    # recovers from, a handshake that failed and raised) ends without
+                    # telling the host.
+                    self._callback(client._on_notification, event)
 
     @staticmethod
     def _callback(fn: Callable[[Any], object], event: Event) -> None:

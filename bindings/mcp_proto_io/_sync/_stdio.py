@@ -12,7 +12,7 @@ import subprocess
 import threading
 import time
 
-from mcp_proto import ConnectionLost, ServerExited
+from mcp_proto import ConnectionLost
 
 from .._client import StdioOptions
 from .._fds import wait_fd
@@ -40,7 +40,7 @@ class StdioConnection(Pump):
         self.client: StdioOptions = client
         self.queue: list[bytes] = []  # output waiting for the write lock, under self.lock
         self.wlock = threading.Lock()
-        self.stderr = StderrTail()
+        self.stderr = StderrTail(client._observer.stderr_lines(), client._observer.redactor)
         self.partial: memoryview | None = None  # output the pipe did not take yet (wlock)
         self.write_blocked = False  # the server's stdin is full (under self.lock)
         self._stop_lock = threading.Lock()
@@ -87,7 +87,9 @@ class StdioConnection(Pump):
     def _queue_output_locked(self) -> None:
         data = self.session.data_to_send()
         if data:
-            self.queue.append(data)
+            self.queue.append(data)  # queued first: the drained bytes are never lost
+            if self.tracer is not None:
+                self.tracer.sent(data)  # never raises
 
     def _flush(self) -> None:
         """Write queued output, unless another thread is writing (it takes ours too).  If the
@@ -148,6 +150,7 @@ class StdioConnection(Pump):
         read = os.read
         monotonic = time.monotonic
         size = READ_SIZE
+        tracer = self.tracer
         while True:
             try:
                 data = read(fd, size)
@@ -157,10 +160,14 @@ class StdioConnection(Pump):
                 break
             size = BIG_READ_SIZE if len(data) >= READ_SIZE else READ_SIZE
             with self.lock:
+                if tracer is not None:
+                    tracer.received(data)  # never raises: showing cannot crash the reader
                 session.receive_data(data, now=monotonic())
                 out = session.data_to_send()
                 if out:
-                    self.queue.append(out)
+                    self.queue.append(out)  # queued first: the drained bytes are never lost
+                    if tracer is not None:
+                        tracer.sent(out)
                     self.cond.notify()  # the service thread writes: the reader never blocks
                 else:
                     # An answer may bring a deadline nearer (a task's next poll): wake the
@@ -185,7 +192,7 @@ class StdioConnection(Pump):
         except subprocess.TimeoutExpired:
             code = None
         self.threads[1].join(STDERR_SETTLE)
-        error = ServerExited(code, self.stderr.text())
+        error = self.client._exited(code, self.stderr.text(), closed=self.closed)
         # Under the write lock (taken first, as writers do): no byte is counted mid-write.
         with self.wlock, self.lock:
             unread = self.witness is not None and self.witness.read_nothing(self.written)
@@ -308,7 +315,8 @@ class StdioConnection(Pump):
             try:
                 data = os.read(fd, READ_SIZE)
             except OSError:
-                return
+                data = b""
             if not data:
+                self.stderr.end()
                 return
             self.stderr.add(data)

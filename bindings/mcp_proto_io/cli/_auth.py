@@ -28,14 +28,15 @@ from ..auth import OAuth
 from ..auth._redirect import LoopbackRedirect, PasteRedirect
 from ..auth._store import FileTokenStore, TokenStoreError
 from ..threads import connect_http
-from ._host import HostUsageError
+from ._args import UsageError
 
 __all__ = ["add_auth_commands", "run_auth_command", "stored_auth"]
 
 
-def add_auth_commands(sub: Any) -> None:
-    """The ``login``, ``logout`` and ``auth`` subcommands."""
-    login = sub.add_parser("login", help="authorize with an HTTP server and keep the tokens")
+def add_auth_commands(add: Any) -> None:
+    """The ``login``, ``logout`` and ``auth`` subcommands (``add`` as
+    :func:`._args.build_parser` gives)."""
+    login = add("login")
     login.add_argument("--url", required=True, help="the MCP server's URL")
     login.add_argument("--scope", help="scopes to ask for beside what the server asks")
     login.add_argument("--client-id", help="a pre-registered client id")
@@ -56,12 +57,12 @@ def add_auth_commands(sub: Any) -> None:
     login.add_argument("--force", action="store_true",
                        help="forget the stored tokens first and authorize again")
     _common(login)
-    logout = sub.add_parser("logout", help="forget the tokens kept for an HTTP server")
+    logout = add("logout")
     logout.add_argument("--url", required=True, help="the MCP server's URL")
     logout.add_argument("--store", metavar="DIR", help="the token store directory")
-    auth = sub.add_parser("auth", help="what authorization is stored")
+    auth = add("auth")
     auth_sub = auth.add_subparsers(dest="auth_cmd", required=True, metavar="SUBCOMMAND")
-    status = auth_sub.add_parser("status", help="issuer, scopes and expiry per server")
+    status = add("status", auth_sub, "auth status")
     status.add_argument("--url", help="only this server")
     status.add_argument("--store", metavar="DIR", help="the token store directory")
     status.add_argument("--json", action="store_true", help="print JSON")
@@ -116,9 +117,9 @@ def _login(args: argparse.Namespace, out: TextIO, client_info: Implementation) -
     if args.client_secret_env:
         secret = os.environ.get(args.client_secret_env)
         if not secret:
-            raise HostUsageError(f"--client-secret-env: ${args.client_secret_env} is not set")
+            raise UsageError(f"--client-secret-env: ${args.client_secret_env} is not set")
     if secret and not args.client_id:
-        raise HostUsageError("--client-secret-env needs --client-id")
+        raise UsageError("--client-secret-env needs --client-id")
     store = _store(args)
     key = canonical_resource(args.url)
     if args.force:

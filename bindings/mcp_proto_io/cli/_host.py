@@ -1,16 +1,23 @@
-"""The host side of the ``mcp-proto`` command: ``--config FILE servers|tools|call`` and
+"""The host side of the ``mcp-proto`` command: every server command with ``--config FILE``, and
 ``config check|convert``.
 
 ::
 
     mcp-proto --config FILE servers [--check] [--json]     # nothing starts without --check
-    mcp-proto --config FILE tools [--server S] [--json]
-    mcp-proto --config FILE call PUBLIC_NAME --args JSON
-    mcp-proto config check FILE [--dialect D]
-    mcp-proto config convert FILE --to DIALECT [--output OUT]
+    mcp-proto --config FILE tools [--server S] [--provider P] [--json]
+    mcp-proto --config FILE call PUBLIC_NAME --args JSON   # starts only the tool's server
+    mcp-proto --config FILE resources | templates | prompts [--json]
+    mcp-proto --config FILE read URI [--server S] | prompt NAME [--args JSON]
+    mcp-proto --config FILE schema NAME [--provider P]
+    mcp-proto config check FILE [--dialect D] | config convert FILE --to DIALECT [-o OUT]
 
 ``--config`` takes a path or one of the names of :data:`LOCATION_NAMES` (the host's standard
-file).  ``--input ID=VALUE`` answers VS Code's ``${input:ID}``.  No environment value, header
+file: the project's first, in ``--workspace`` or the current directory or the nearest parent
+folder that has one).  VS Code inputs come from ``--input ID=VALUE``, ``MCP_PROTO_INPUT_<ID>``,
+else a prompt on a terminal; once the config is loaded the ``MCP_PROTO_INPUT_*`` variables are
+removed from the command's environment, so no server inherits them.  ``servers`` (without
+``--check``) and ``config check|convert`` need no input nor variable: nothing starts.  The
+config's warnings show on stderr (``mcp-proto: warning: ...``).  No environment value, header
 value or input is ever printed.  Exit 1 when a server asked for failed (stderr names it).
 """
 
@@ -18,93 +25,129 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
+import getpass
+import os
 import shlex
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from mcp_proto import Implementation
 from mcp_proto.host import (
     DIALECTS,
-    TOOL_TARGETS,
+    ConfigError,
+    ConfigProblem,
     HostConfig,
+    InputSpec,
     ServerSpec,
     ServerStatus,
     dump_config_with_warnings,
-    normalize_schema,
+    input_env_name,
     redact_url,
-    tool_definitions,
 )
 
-from ..host._config_files import LOCATION_NAMES, load_config, resolve_location, save_config
-from ..threads import connect_config
+from ..host._config_files import find_config, load_config, save_config
+from ..threads import Host, connect_config
+from ._args import UsageError, key_values
+from ._show import (
+    era_word,
+    first_line,
+    print_call_result,
+    print_definitions,
+    print_json,
+    print_prompt,
+    print_read,
+    print_schema,
+    table,
+)
+from ._watch import ProgressBar, StatusLine, TaskStatusLine, WaitingLine
 
-__all__ = ["HostUsageError", "add_config_arguments", "add_config_command", "key_values",
-           "run_config_command", "run_host"]
+#: The prefix of the environment variables that give VS Code inputs (``MCP_PROTO_INPUT_<ID>``):
+#: removed from this process's environment once the config is loaded.
+INPUT_ENV_PREFIX = input_env_name("x")[:-1]
 
-CLIENT_INFO = Implementation(name="mcp-proto-cli", version="0.1.0")
+__all__ = ["CHECK_COLUMNS", "INPUT_ENV_PREFIX", "LAZY", "VERBOSE_LOG_LEVEL", "add_config_command",
+           "config_error_text", "load", "plain_call_note", "run_config_command", "run_host"]
+
+_T = TypeVar("_T")
+
+#: The commands that start only what they need (``start="lazy"``): the Host starts the
+#: server that owns the name (or the URI) at first use.  The others list, so start all.
+LAZY = frozenset({"call", "read", "prompt"})
+#: The least severe log message ``-v`` asks a server for (``debug`` would be every detail of
+#: some servers' work; ``info`` is what they say happened).
+VERBOSE_LOG_LEVEL = "info"
+#: The header of the ``servers --check`` table.
+CHECK_COLUMNS = ("NAME", "STATE", "SERVER", "PROTOCOL", "ERA", "TOOLS", "ERROR")
 
 
-class HostUsageError(Exception):
-    """A usage error of the host commands (exit 2)."""
-
-
-def add_config_arguments(p: argparse.ArgumentParser) -> None:
-    """The options every host command shares (given before the subcommand)."""
-    p.add_argument("--config", metavar="FILE",
-                   help="an mcpServers config file, or one of: " + ", ".join(LOCATION_NAMES))
-    p.add_argument("--dialect", choices=DIALECTS, help="the config's dialect (default: "
-                   "from the file name, then its keys)")
-    p.add_argument("--input", action="append", default=[], metavar="ID=VALUE",
-                   help="a value for ${input:ID} (VS Code configs; repeatable)")
-
-
-def add_config_command(sub: Any) -> None:
-    """``mcp-proto config check|convert`` and ``mcp-proto servers``."""
-    config = sub.add_parser("config", help="check or convert a config file")
+def add_config_command(add: Any) -> None:
+    """``mcp-proto config check|convert`` (``add`` as :func:`._args.build_parser` gives)."""
+    config = add("config")
     what = config.add_subparsers(dest="config_cmd", required=True, metavar="ACTION")
-    check = what.add_parser("check", help="parse, expand and validate (values not shown)")
-    check.add_argument("file")
-    convert = what.add_parser("convert", help="write the config in another dialect")
-    convert.add_argument("file")
-    convert.add_argument("--to", required=True, choices=DIALECTS)
-    convert.add_argument("--output", "-o", help="write here (atomically) instead of stdout")
-    schema = sub.add_parser("schema", help="one tool's input schema as a provider takes it, "
-                            "with what was changed and why (needs --config)")
-    schema.add_argument("name", help="the tool's public name")
-    schema.add_argument("--provider", required=True, choices=TOOL_TARGETS)
-    schema.add_argument("--json", action="store_true")
-    schema.add_argument("--server", action="append", default=[], metavar="NAME",
-                        help="start only this server (repeatable)")
-    schema.add_argument("--timeout", type=float, default=60.0,
-                        help="seconds per handshake (default 60)")
-    servers = sub.add_parser("servers", help="the servers of --config (with --check: start "
-                             "each, count its tools, stop it)")
-    servers.add_argument("--check", action="store_true")
-    servers.add_argument("--json", action="store_true")
-    servers.add_argument("--server", action="append", default=[], metavar="NAME",
-                         help="only this server (repeatable)")
-    servers.add_argument("--timeout", type=float, default=60.0,
-                         help="seconds per handshake (default 60)")
+    check = add("check", what, "config check")
+    check.add_argument("file", help="a config file, or a standard name (vscode, cursor ...)")
+    convert = add("convert", what, "config convert")
+    convert.add_argument("file", help="a config file, or a standard name (vscode, cursor ...)")
+    convert.add_argument("--to", required=True, choices=DIALECTS, metavar="DIALECT",
+                         help="the dialect to write: " + ", ".join(DIALECTS))
+    convert.add_argument("--output", "-o", metavar="OUT",
+                         help="write here (atomically) instead of stdout")
 
 
-def key_values(pairs: list[str], flag: str, form: str = "KEY=VALUE") -> dict[str, str]:
-    """``KEY=VALUE`` options (``--env``, ``--input``) as a dict; :class:`HostUsageError`
-    naming the option for a malformed one (the value is not echoed: it may be a secret)."""
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise HostUsageError(f"{flag} takes {form}, got {pair.partition('=')[0]!r}")
-        out[key] = value
-    return out
+def _ask(spec: InputSpec) -> str | None:
+    """A VS Code input asked on the terminal (not echoed when it is a password); None
+    when stdin is not a terminal (the load then says how to give it)."""
+    if not sys.stdin.isatty():
+        return None
+    what = spec.description or spec.id
+    prompt = f"{what} (${{input:{spec.id}}}): "
+    try:
+        if spec.password:
+            answer = getpass.getpass(prompt, stream=sys.stderr)
+        else:
+            sys.stderr.write(prompt)
+            sys.stderr.flush()
+            answer = sys.stdin.readline().rstrip("\r\n")
+    except EOFError:
+        return None
+    return answer or None
 
 
-def _load(args: argparse.Namespace, source: str) -> HostConfig:
-    return load_config(resolve_location(source), dialect=args.dialect,
-                       inputs=key_values(args.input, "--input", "ID=VALUE"))
+def load(args: argparse.Namespace, source: str, *, keep: bool = False) -> HostConfig:
+    """The config ``source`` names (a path or a standard name: the project file of
+    ``--workspace`` or the current directory or its nearest parent, then the user's), with
+    ``--dialect`` and ``--input``; VS Code inputs still missing are asked on a terminal.
+    ``keep``: unset variables and missing inputs stay templates (``servers`` without
+    ``--check``, ``config check|convert``: nothing starts, nothing is asked).  Then the
+    ``MCP_PROTO_INPUT_*`` variables leave this process's environment (no server inherits
+    them).  Raises :class:`~mcp_proto.host.ConfigError` (exit 1)."""
+    workspace = args.workspace
+    try:
+        return load_config(find_config(source, workspace=workspace), dialect=args.dialect,
+                           inputs=key_values(args.input, "--input", "ID=VALUE"),
+                           workspace=workspace, on_missing="keep" if keep else "error",
+                           ask=None if keep else _ask)
+    finally:
+        for name in [n for n in os.environ if n.startswith(INPUT_ENV_PREFIX)]:
+            del os.environ[name]
+
+
+def _input_advice(ident: str) -> str:
+    return f"--input {ident}=VALUE or {input_env_name(ident)}"
+
+
+def config_error_text(exc: ConfigError) -> str:
+    """A :class:`ConfigError` as the CLI says it: a missing VS Code input with the CLI's
+    ways to give it (``--input ID=VALUE``, ``MCP_PROTO_INPUT_<ID>``, or asked on a
+    terminal), not the library's (``inputs=``, ``ask=``)."""
+    if not any(p.input for p in exc.problems):
+        return str(exc)
+    problems = [ConfigProblem(p.server, p.field, f"input {p.input!r} was not given: "
+                              f"{_input_advice(p.input)} (asked when stdin is a terminal)")
+                if p.input else p for p in exc.problems]
+    return str(ConfigError(problems, exc.path))
 
 
 def _only(config: HostConfig, names: list[str]) -> HostConfig:
@@ -112,8 +155,10 @@ def _only(config: HostConfig, names: list[str]) -> HostConfig:
         return config
     unknown = [n for n in names if n not in config.servers]
     if unknown:
-        raise HostUsageError(f"no server named {', '.join(map(repr, unknown))} in the config "
-                             f"(it has {', '.join(config.servers) or 'none'})")
+        close = difflib.get_close_matches(unknown[0], list(config.servers), n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise UsageError(f"no server named {', '.join(map(repr, unknown))} in the config "
+                         f"(it has {', '.join(config.servers) or 'none'}){hint}")
     return replace(config, servers={n: config.servers[n] for n in names})
 
 
@@ -127,132 +172,238 @@ def _shown(spec: ServerSpec) -> str:
 
 
 def _failed(status: Mapping[str, ServerStatus], asked: list[str]) -> list[str]:
-    return [n for n, s in status.items() if s.state == "failed" and (not asked or n in asked)]
+    """The servers asked for (all when none was) that failed or are still starting."""
+    return [n for n, s in status.items()
+            if s.state in ("failed", "starting") and (not asked or n in asked)]
 
 
-def _report_failed(status: Mapping[str, ServerStatus], failed: list[str]) -> None:
+def _report_failed(status: Mapping[str, ServerStatus], failed: list[str],
+                   timeout: float) -> None:
     for name in failed:
-        error = status[name].error or "failed"
-        sys.stderr.write(f"mcp-proto: server {name!r} failed: {error}\n")
+        if status[name].state == "starting":
+            sys.stderr.write(f"mcp-proto: server {name!r} was still starting after "
+                             f"{timeout:g} s (--timeout)\n")
+        else:
+            error = status[name].error or "failed"
+            sys.stderr.write(f"mcp-proto: server {name!r} failed: {error}\n")
+
+
+def _kept_lines(config: HostConfig) -> tuple[list[str], list[ConfigProblem]]:
+    """What ``config check`` says of each template kept as written: the inputs not given
+    (warnings, each once: they are asked, or read from the environment, when a command
+    runs) and the other values missing (problems: a command would fail)."""
+    inputs: list[str] = []
+    missing: list[ConfigProblem] = []
+    for p in config.kept:
+        if p.input:
+            line = f"input {p.input!r} not given ({input_env_name(p.input)} or --input " \
+                   f"{p.input}=VALUE)"
+            if line not in inputs:
+                inputs.append(line)
+        else:
+            missing.append(p)
+    return inputs, missing
 
 
 def run_config_command(args: argparse.Namespace, out: TextIO) -> int:
-    """``mcp-proto config check|convert``."""
-    config = _load(args, args.file)
+    """``mcp-proto config check|convert``: both load with the templates kept (no secret
+    needed).  ``check`` exits 1 when a variable a server needs is not set."""
+    config = load(args, args.file, keep=True)
     if args.config_cmd == "check":
         out.write(f"{config.path or args.file}: {config.dialect}, "
                   f"{len(config.servers)} server{'s' if len(config.servers) != 1 else ''}\n")
+        rows: list[tuple[str, ...]] = []
         for name, spec in config.servers.items():
             flags = "" if spec.enabled else " (disabled)"
-            out.write(f"  {name:24} {spec.transport:5} {_shown(spec)}{flags}\n")
+            rows.append((f"  {name}", spec.transport, _shown(spec) + flags))
             if spec.env:
-                out.write(f"  {'':24} env: {', '.join(spec.env)}\n")
+                rows.append(("", f"env: {', '.join(spec.env)}"))
             if spec.headers:
-                out.write(f"  {'':24} headers: {', '.join(spec.headers)}\n")
-        for warning in config.warnings:
+                rows.append(("", f"headers: {', '.join(spec.headers)}"))
+        table(rows, out)
+        inputs, missing = _kept_lines(config)
+        for warning in (*config.other_warnings, *inputs):
             out.write(f"warning: {warning}\n")
+        if missing:  # as a command would say it (it would fail)
+            sys.stderr.write(f"mcp-proto: {ConfigError(missing, config.path)}\n")
+            return 1
         return 0
     text, warnings = dump_config_with_warnings(config, args.to)
-    for warning in (*config.warnings, *warnings):  # what reading it said, then writing it
+    # what reading it said, then writing it; not the templates kept: that is the point
+    for warning in (*config.other_warnings, *warnings):
         sys.stderr.write(f"mcp-proto: warning: {warning}\n")
     if args.output:
-        save_config(config, args.output, dialect=args.to)
+        try:
+            save_config(config, args.output, dialect=args.to)
+        except OSError as exc:
+            sys.stderr.write(f"mcp-proto: cannot write {args.output}: "
+                             f"{exc.strerror or type(exc).__name__}\n")
+            return 1
     else:
         out.write(text if text.endswith("\n") else text + "\n")
     return 0
 
 
-def run_host(args: argparse.Namespace, out: TextIO,
-             call: Callable[[Any, argparse.Namespace, TextIO], int]) -> int:
-    """``--config FILE servers|tools|call``; ``call(host, args, out)`` runs and prints a
-    tool call the way the single-server command does."""
-    config = _load(args, args.config)
-    asked: list[str] = list(getattr(args, "server", []) or [])
-    config = _only(config, asked)
-    if args.cmd == "servers" and not args.check:
-        rows = [{"name": n, "transport": s.transport, "enabled": s.enabled,
-                 "target": _shown(s), "env": sorted(s.env), "headers": sorted(s.headers)}
-                for n, s in config.servers.items()]
-        if args.json:
-            out.write(json.dumps(rows, indent=2) + "\n")
-        else:
-            for r in rows:
-                flag = "" if r["enabled"] else " (disabled)"
-                out.write(f"{r['name']:24} {r['transport']:5} {r['target']}{flag}\n")
-        return 0
-    with connect_config(config, timeout=args.timeout, restart=None,
-                        client_info=CLIENT_INFO) as host:
-        status = host.servers()
-        failed = _failed(status, asked)
-        if args.cmd == "servers":
-            rows = [{"name": n, "state": s.state, "tools": s.tools, "error": s.error}
-                    for n, s in status.items()]
-            if args.json:
-                out.write(json.dumps(rows, indent=2) + "\n")
-            else:
-                for r in rows:
-                    extra = f"  {r['error']}" if r["error"] else ""
-                    out.write(f"{r['name']:24} {r['state']:9} {r['tools']:4} tools{extra}\n")
-        elif args.cmd == "schema":
-            return _schema(host, args, out)
-        elif args.cmd == "tools" and getattr(args, "provider", None):
-            definitions, refused = tool_definitions(host.list_tools(), args.provider)
-            for name, error in refused:
-                sys.stderr.write(f"mcp-proto: {name}: left out for {args.provider}: "
-                                 f"{error}\n")
-            if args.json:
-                out.write(json.dumps(definitions, indent=2, ensure_ascii=False) + "\n")
-            else:
-                for d in definitions:
-                    out.write(f"{definition_name(d):40} strict={definition_strict(d)}\n")
-        elif args.cmd == "tools":
-            tools = host.list_tools()
-            if args.json:
-                out.write(json.dumps([{"name": t.name, "server": t.server, "tool": t.tool,
-                                       "description": t.description,
-                                       "inputSchema": t.input_schema} for t in tools],
-                                     indent=2, ensure_ascii=False) + "\n")
-            else:
-                for t in tools:
-                    desc = (t.description or "").strip().splitlines()
-                    out.write(f"{t.name:40} {desc[0] if desc else ''}\n")
-        else:
-            return call(host, args, out)
-    _report_failed(status, failed)
+def _list_servers(config: HostConfig, as_json: bool, out: TextIO) -> int:
+    rows = [{"name": n, "transport": s.transport, "enabled": s.enabled,
+             "target": _shown(s), "env": sorted(s.env), "headers": sorted(s.headers)}
+            for n, s in config.servers.items()]
+    if as_json:
+        print_json(rows, out)
+    else:
+        table([(r["name"], r["transport"], str(r["target"]) + ("" if r["enabled"]
+                                                                else " (disabled)"))
+               for r in rows], out)
+    return 0
+
+
+def run_host(args: argparse.Namespace, out: TextIO, status: StatusLine) -> int:
+    """Every server command with ``--config``.  ``status`` is the stderr line the waiting
+    line, the progress bar and the log records share."""
+    listing = args.cmd == "servers" and not args.check  # nothing starts: nothing needed
+    config = _only(load(args, args.config, keep=listing), list(args.server))
+    for warning in config.other_warnings if listing else config.warnings:
+        sys.stderr.write(f"mcp-proto: warning: {warning}\n")
+    if listing:
+        return _list_servers(config, args.json, out)
+    disabled = [n for n in args.server if not config.servers[n].enabled]
+    if disabled and args.cmd != "servers":
+        for name in disabled:
+            sys.stderr.write(f"mcp-proto: server {name!r} is disabled\n")
+        return 1
+    host = connect_config(config, timeout=args.timeout, restart=None,
+                          client_info=Implementation(name="mcp-proto-cli", version="0.1.0"),
+                          start="lazy" if args.cmd in LAZY else "eager",
+                          log_level=VERBOSE_LOG_LEVEL if args.verbose else None)
+    seen: dict[str, float] = {}  # when each server was first seen starting
+    try:
+        with WaitingLine(host.servers, status, seen=seen):
+            host.open()
+        code = _run(host, args, out, status, seen)
+        if code or args.cmd in LAZY:
+            return code
+        states = host.servers()
+    finally:
+        host.close()
+    failed = _failed(states, list(args.server))
+    _report_failed(states, failed, args.timeout)
     return 1 if failed else 0
 
 
-def definition_name(definition: dict[str, Any]) -> str:
-    """A provider tool definition's name, whatever its shape."""
-    inner = definition.get("function")
-    return str((inner if isinstance(inner, dict) else definition).get("name"))
+def _run(host: Host, args: argparse.Namespace, out: TextIO, status: StatusLine,
+         seen: dict[str, float]) -> int:
+    """One command through the host.  Only the host's calls run inside the waiting line;
+    what they return is printed after it is erased (never on the waiting line's row)."""
+    cmd = args.cmd
+
+    def wait(call: Callable[[], _T]) -> _T:
+        with WaitingLine(host.servers, status, seen=seen):
+            return call()
+
+    if cmd == "servers":
+        _check_table(wait(host.servers), args.json, out)
+        return 0
+    if cmd == "call":
+        return _call(host, args, out, status, seen)
+    timeout = args.timeout  # each listing waits at most this long for servers starting
+    if cmd == "schema":
+        return _schema(wait(lambda: host.list_tools(timeout=timeout)), args, out)
+    if cmd == "tools":
+        tools = wait(lambda: host.list_tools(timeout=timeout))
+        if args.provider:
+            print_definitions(tools, args.provider, args.json, out, sys.stderr)
+        elif args.json:  # the tool as its server defined it, under its public name
+            print_json([{**t.definition.raw, "name": t.name, "server": t.server,
+                         "tool": t.tool} for t in tools], out)
+        else:
+            table([(t.name, t.server, first_line(t.description)) for t in tools], out)
+    elif cmd == "resources":
+        resources = wait(lambda: host.list_resources(timeout=timeout))
+        if args.json:
+            print_json([{**r.definition.raw, "server": r.server} for r in resources], out)
+        else:
+            table([(r.uri, r.server, r.name) for r in resources], out)
+    elif cmd == "templates":
+        templates = wait(lambda: host.list_resource_templates(timeout=timeout))
+        if args.json:
+            print_json([{**t.definition.raw, "server": t.server} for t in templates], out)
+        else:
+            table([(t.uri_template, t.server, t.name) for t in templates], out)
+    elif cmd == "prompts":
+        prompts = wait(lambda: host.list_prompts(timeout=timeout))
+        if args.json:
+            print_json([{**p.definition.raw, "name": p.name, "server": p.server,
+                         "prompt": p.prompt} for p in prompts], out)
+        else:
+            table([(p.name, p.server, first_line(p.definition.description))
+                   for p in prompts], out)
+    elif cmd == "read":
+        server = args.server[0] if len(args.server) == 1 else None
+        print_read(wait(lambda: host.read_resource(args.uri, server=server,
+                                                   timeout=timeout)), args.json, out)
+    else:
+        assert cmd == "prompt"
+        print_prompt(wait(lambda: host.get_prompt(args.name, args.arguments,
+                                                  timeout=timeout)), args.json, out)
+    return 0
 
 
-def definition_strict(definition: dict[str, Any]) -> str:
-    inner = definition.get("function")
-    value = (inner if isinstance(inner, dict) else definition).get("strict")
-    return "-" if value is None else str(value).lower()
+def _check_table(states: Mapping[str, ServerStatus], as_json: bool, out: TextIO) -> None:
+    """``servers --check``: name, state, the server's name and version, protocol version,
+    era (``handshake``/``stateless``, as the one-server heading says; JSON: the library's
+    ``legacy``/``modern``), tool count, and the error of a failed one."""
+    rows = []
+    for name, s in states.items():
+        info = s.server_info
+        rows.append({"name": name, "state": s.state, "tools": s.tools, "error": s.error,
+                     "server": None if info is None else {"name": info.name,
+                                                          "version": info.version},
+                     "protocolVersion": s.protocol_version, "era": s.era})
+    if as_json:
+        print_json(rows, out)
+        return
+    table([(r["name"], r["state"],
+            "-" if s.server_info is None else f"{s.server_info.name} {s.server_info.version}",
+            s.protocol_version or "-", era_word(s.era), s.tools, s.error or "")
+           for r, s in zip(rows, states.values(), strict=True)], out, headers=CHECK_COLUMNS)
 
 
-def _schema(host: Any, args: argparse.Namespace, out: TextIO) -> int:
-    """``schema NAME --provider TARGET``: one tool's schema for that provider, with notes."""
-    tools = {t.name: t for t in host.list_tools()}
+def plain_call_note(name: str, task: bool, task_line: TaskStatusLine) -> None:
+    """``call --task`` that ran plainly (no task status came: the tool, or its server,
+    does not run calls as tasks): one note on stderr, so the flag is not silently moot."""
+    if task and not task_line.seen:
+        sys.stderr.write(f"mcp-proto: {name!r} does not run as a task; called it plainly\n")
+
+
+def _call(host: Host, args: argparse.Namespace, out: TextIO, status: StatusLine,
+          seen: dict[str, float]) -> int:
+    """``--config FILE call NAME``: one call through the host, printed as a plain call; the
+    waiting line while the tool's server starts."""
+    bar = ProgressBar(status, force=args.progress)
+    task_line = TaskStatusLine(status)
+    try:
+        with WaitingLine(host.servers, status, seen=seen):
+            result = host.call_tool(args.tool, args.arguments, on_progress=bar,
+                                    timeout=args.timeout, provider=args.provider,
+                                    task=args.task or None, on_task_status=task_line)
+    finally:
+        bar.done()
+    plain_call_note(args.tool, args.task, task_line)
+    print_call_result(result, args.json, out)
+    if result.is_error:
+        sys.stderr.write(f"mcp-proto: {args.tool!r} reported an error\n")
+        return 1
+    return 0
+
+
+def _schema(tools_listed: list[Any], args: argparse.Namespace, out: TextIO) -> int:
+    """``schema NAME [--provider TARGET]``: one tool's schema, its own or for that provider."""
+    tools = {t.name: t for t in tools_listed}
     tool = tools.get(args.name)
     if tool is None:
         close = difflib.get_close_matches(args.name, list(tools), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         sys.stderr.write(f"mcp-proto: no tool is named {args.name!r}{hint}\n")
         return 1
-    normalized = normalize_schema(tool.input_schema, args.provider)
-    notes = [{"path": n.path, "kind": n.kind, "detail": n.detail} for n in normalized.notes]
-    if args.json:
-        out.write(json.dumps({"name": tool.name, "target": args.provider,
-                              "strict": normalized.strict, "schema": normalized.schema,
-                              "notes": notes}, indent=2, ensure_ascii=False) + "\n")
-    else:
-        out.write(json.dumps(normalized.schema, indent=2, ensure_ascii=False) + "\n")
-        out.write(f"# {tool.name} for {args.provider}: strict={normalized.strict}, "
-                  f"{len(notes)} note{'s' if len(notes) != 1 else ''}\n")
-        for n in notes:
-            out.write(f"# {n['path'] or '/'}: {n['kind']}: {n['detail']}\n")
+    print_schema(tool.name, dict(tool.input_schema), args.provider, args.json, out)
     return 0

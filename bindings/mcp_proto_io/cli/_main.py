@@ -5,18 +5,31 @@
     mcp-proto demo                                   # the bundled demo server, end to end
     mcp-proto tools [--json] -- COMMAND [ARGS...]    # list a stdio server's tools
     mcp-proto tools --url http://host/mcp            # ... or a Streamable HTTP server's
-    mcp-proto call TOOL [--args JSON] [--json] -- COMMAND [ARGS...]
+    mcp-proto call TOOL [--args JSON|@FILE|-] [--json] -- COMMAND [ARGS...]
     mcp-proto resources | templates | prompts [--json] -- COMMAND [ARGS...]
     mcp-proto read URI [--json] -- COMMAND [ARGS...]
     mcp-proto prompt NAME [--args JSON] [--json] -- COMMAND [ARGS...]
+    mcp-proto schema NAME [--provider P] -- COMMAND [ARGS...]
     mcp-proto --config FILE servers [--check] [--json]   # many servers from a config file
-    mcp-proto --config FILE tools [--json]               # their tools, by public name
-    mcp-proto --config FILE call NAME --args JSON
-    mcp-proto --config FILE tools --provider openai-strict --json   # as a provider's tools
-    mcp-proto --config FILE schema NAME --provider gemini-openapi  # one schema + its notes
+    mcp-proto --config FILE tools | resources | templates | prompts [--json]
+    mcp-proto --config FILE call NAME --args JSON        # starts only NAME's server
+    mcp-proto --config FILE read URI | prompt NAME
     mcp-proto config check FILE | config convert FILE --to DIALECT
     mcp-proto login --url URL                # authorize (browser, loopback callback), keep tokens
     mcp-proto logout --url URL | auth status # forget them | what is stored (never the tokens)
+    mcp-proto --version
+
+Global options (``--config``, ``--dialect``, ``--input``, ``--workspace``, ``--server``,
+``-v``, ``--trace``) go before or after the subcommand; a flag where it does not apply is a
+usage error (:data:`._args.FLAGS` says where each applies).  ``-v`` shows each server's stderr
+and log messages on stderr (``[name] ...``), ``--trace`` every JSON-RPC message; warnings of
+the library show without them, one line each.
+
+Every flag goes before or after the subcommand (``mcp-proto --timeout 5 --config F call X``).
+A single server's heading (``# name version - MCP 2025-06-18 (handshake)``) is printed only
+when stdout is a terminal: a pipe gets the table alone.  A stdio server started through a
+launcher (``python``, ``node``, ``npx``, ``uvx`` ...) is named after its script or package in
+messages (``server 'dying' exited with code 5``).
 
 Every ``--url`` command uses the tokens ``login`` stored (and refreshes them); without any, a
 server that answers 401 fails with a line saying to log in.
@@ -28,6 +41,8 @@ Exit status: 0 on success, 1 when the server or the call failed (one line on std
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
 import json
 import os
 import sys
@@ -36,91 +51,99 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from mcp_proto import (
-    CallToolResult,
-    ContentBlock,
-    EmbeddedResource,
-    ImageContent,
     Implementation,
     MCPError,
     Progress,
-    ResourceLink,
+    RpcError,
     ServerExited,
-    TaskStatus,
-    TextContent,
     TextResourceContents,
 )
-from mcp_proto.host import TOOL_TARGETS, ConfigError, tool_definitions
+from mcp_proto.host import ConfigError, SchemaError, normalize_schema, redact_url
 
-from ..threads import Host, _ClientBase, connect_http, connect_stdio
+from ..threads import _ClientBase, connect_http, connect_stdio
+from ._args import (
+    UsageError,
+    build_parser,
+    check_flags,
+    key_values,
+    load_args,
+    mode_of,
+    parse,
+    version_text,
+)
 from ._auth import add_auth_commands, run_auth_command, stored_auth
 from ._host import (
-    HostUsageError,
-    add_config_arguments,
+    VERBOSE_LOG_LEVEL,
     add_config_command,
-    key_values,
+    config_error_text,
+    plain_call_note,
     run_config_command,
     run_host,
 )
+from ._show import (
+    era_word,
+    first_line,
+    print_call_result,
+    print_definitions,
+    print_json,
+    print_prompt,
+    print_read,
+    print_schema,
+    table,
+)
+from ._watch import ProgressBar, StatusLine, TaskStatusLine, stderr_logging
 
-__all__ = ["main"]
+__all__ = ["LAUNCHERS", "main", "stdio_label"]
 
 CLIENT_INFO = Implementation(name="mcp-proto-cli", version="0.1.0")
 
-#: Width of the progress bar drawn on a terminal.
-BAR_WIDTH = 30
+#: Programs that run a server given as their argument (beside ``python*``): a server they
+#: start is named after that script or package, not after them (``server 'python' exited``
+#: says nothing).
+LAUNCHERS = frozenset({"node", "npx", "uvx", "uv", "deno", "bun", "bunx", "pipx"})
+#: Launchers whose argument is a package (``@scope/name@1.2``, ``name==1.0``).
+_PACKAGE_RUNNERS = frozenset({"npx", "uvx", "bunx", "pipx"})
+#: A launcher's options that take a value: that value is not the script.
+_VALUE_OPTIONS = frozenset({"-X", "-W", "--with", "--from", "--python", "-p", "--package",
+                            "--directory", "--project", "--spec", "--index-url", "--config"})
+#: Launcher subcommands before the script (``uv run x.py``, ``pipx run pkg``, ``bun x pkg``).
+_LAUNCHER_VERBS = frozenset({"run", "tool", "x", "exec"})
 
 
-_UsageError = HostUsageError  # one usage error (exit 2) for every command
-
-
-class ProgressBar:
-    """Draws ``notifications/progress`` on a terminal's stderr; silent when not a terminal."""
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        stream = sys.stderr if stream is None else stream  # the stderr of now, not of the import
-        self.stream = stream
-        self.active = stream.isatty()
-        self.drawn = False
-
-    def __call__(self, event: Progress) -> None:
-        if not self.active:
-            return
-        if event.total:
-            frac = max(0.0, min(1.0, event.progress / event.total))
-            filled = int(frac * BAR_WIDTH)
-            bar = "#" * filled + "." * (BAR_WIDTH - filled)
-            text = f"[{bar}] {event.progress:g}/{event.total:g}"
-        else:
-            text = f"[{event.progress:g}]"
-        if event.message:
-            text += f" {event.message}"
-        self.stream.write("\r\x1b[2K" + text[:200])
-        self.stream.flush()
-        self.drawn = True
-
-    def done(self) -> None:
-        if self.drawn:
-            self.stream.write("\r\x1b[2K")
-            self.stream.flush()
-            self.drawn = False
-
-
-class TaskStatusLine:
-    """Prints a task's status changes on stderr (one line each: they matter after the run
-    too, for the task id to resume with)."""
-
-    def __init__(self, bar: ProgressBar, stream: TextIO | None = None) -> None:
-        self.bar = bar
-        self.stream = sys.stderr if stream is None else stream
-
-    def __call__(self, event: TaskStatus) -> None:
-        self.bar.done()
-        task = event.task
-        text = f"task {task.task_id}: {task.status}"
-        if task.status_message:
-            text += f" - {task.status_message}"
-        self.stream.write(text[:300] + "\n")
-        self.stream.flush()
+def stdio_label(argv: Sequence[str]) -> str | None:
+    """The name a one-server stdio command's messages give it: for a launcher (a
+    ``python*`` or one of :data:`LAUNCHERS`) its script's name without extension, the
+    module of ``-m MOD``, or the package of ``npx``/``uvx`` without scope and version
+    (``@modelcontextprotocol/server-everything@1`` -> ``server-everything``); None (the
+    client's default, argv[0]'s basename) for any other program or when none is found."""
+    if not argv:
+        return None
+    program = os.path.basename(argv[0]).lower().removesuffix(".exe")
+    if not (program.startswith("python") or program in LAUNCHERS):
+        return None
+    rest = list(argv[1:])
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if arg == "-m" and i + 1 < len(rest):
+            return rest[i + 1]
+        if arg.startswith("-m") and len(arg) > 2 and program.startswith("python"):
+            return arg[2:]
+        if arg == "-c":
+            return None
+        if arg in _VALUE_OPTIONS:
+            i += 2
+            continue
+        if arg.startswith("-") or (arg in _LAUNCHER_VERBS and not program.startswith("py")):
+            i += 1
+            continue
+        if program in _PACKAGE_RUNNERS or (arg.startswith("@") and "/" in arg):
+            name = arg.rsplit("/", 1)[-1] if arg.startswith("@") else arg
+            for mark in "@=<>![ ":
+                name = name.partition(mark)[0]
+            return name or None
+        return os.path.splitext(os.path.basename(arg.rstrip("/\\")))[0] or None
+    return None
 
 
 def _split_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -131,257 +154,175 @@ def _split_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
-def _json_arg(text: str | None, what: str) -> dict[str, Any] | None:
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise _UsageError(f"{what} is not valid JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise _UsageError(f"{what} must be a JSON object, got {type(value).__name__}")
-    return value
-
-
-def _parse_env(pairs: list[str]) -> dict[str, str] | None:
-    return key_values(pairs, "--env") or None
-
-
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="mcp-proto",
-        description="Talk to an MCP server. The server command follows `--`.",
-        epilog="example: mcp-proto tools -- npx -y @modelcontextprotocol/server-everything",
-    )
-    add_config_arguments(p)
-    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    def others(add: Any) -> None:
+        add_config_command(add)
+        add_auth_commands(add)
 
-    def common(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--json", action="store_true", help="print JSON instead of text")
-        sp.add_argument("--timeout", type=float, default=60.0,
-                        help="seconds per request (default 60)")
-        sp.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
-                        help="extra environment variable for the server (repeatable)")
-        sp.add_argument("--cwd", help="working directory of the server")
-        sp.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
-        sp.add_argument("--header", action="append", default=[], metavar="NAME:VALUE",
-                        help="extra HTTP header (repeatable; with --url)")
-        sp.add_argument("--server", action="append", default=[], metavar="NAME",
-                        help="with --config: start only this server (repeatable)")
-        sp.add_argument("--provider", choices=TOOL_TARGETS,
-                        help="tools: print them as that provider's tool definitions")
-        sp.add_argument("--store", metavar="DIR",
-                        help="with --url: the token store `mcp-proto login` wrote")
-        sp.add_argument("--allow-http", action="store_true",
-                        help="with --url: allow plain http to a non-loopback "
-                             "authorization server")
-
-    demo = sub.add_parser("demo", help="run the bundled demo server and show a session")
-    demo.add_argument("--timeout", type=float, default=60.0, help=argparse.SUPPRESS)
-    for name, text in [("tools", "list the tools"), ("resources", "list the resources"),
-                       ("templates", "list the resource templates"),
-                       ("prompts", "list the prompts")]:
-        common(sub.add_parser(name, help=text))
-    call = sub.add_parser("call", help="call a tool")
-    call.add_argument("tool")
-    call.add_argument("--args", help="arguments as a JSON object")
-    call.add_argument("--task", action="store_true",
-                      help="run it as a task where the tool allows (status on stderr)")
-    common(call)
-    resume = sub.add_parser("resume", help="wait for a task another run started")
-    resume.add_argument("task_id", nargs="?")
-    resume.add_argument("--id", dest="task_id_option", metavar="TASK_ID",
-                        help="the task id (for an id that starts with '-': --id=-abc)")
-    common(resume)
-    read = sub.add_parser("read", help="read a resource")
-    read.add_argument("uri")
-    common(read)
-    prompt = sub.add_parser("prompt", help="get a prompt")
-    prompt.add_argument("name")
-    prompt.add_argument("--args", help="arguments as a JSON object of strings")
-    common(prompt)
-    add_config_command(sub)
-    add_auth_commands(sub)
-    return p
+    return build_parser(others)
 
 
-# -- printing ---------------------------------------------------------------------------------
-
-
-def _block_text(block: ContentBlock) -> str:
-    if isinstance(block, TextContent):
-        return block.text
-    if isinstance(block, ImageContent):
-        return f"[image {block.mime_type}, {len(block.data) * 3 // 4} bytes]"
-    if isinstance(block, ResourceLink):
-        return f"[resource link {block.uri} ({block.name})]"
-    if isinstance(block, EmbeddedResource):
-        res = block.resource
-        if isinstance(res, TextResourceContents):
-            return f"[resource {res.uri}]\n{res.text}"
-        return f"[resource {res.uri}, {len(res.blob) * 3 // 4} bytes]"
-    return f"[{block.type} content]"
-
-
-def _print_call_result(result: CallToolResult, as_json: bool, out: TextIO) -> None:
-    if as_json:
-        out.write(json.dumps(result.raw, indent=2, ensure_ascii=False) + "\n")
-        return
-    for block in result.content:
-        out.write(_block_text(block) + "\n")
-    if result.structured_content is not None and not result.content:
-        out.write(json.dumps(result.structured_content, indent=2) + "\n")
-
-
-def _heading(client: _ClientBase, out: TextIO) -> None:
-    info = client.server_info
-    era = "stateless era" if client.era == "modern" else "handshake era"
-    out.write(f"# {info.title or info.name} {info.version} - MCP {client.protocol_version}"
-              f" ({era})\n")
-
-
-def _run(args: argparse.Namespace, command: list[str], out: TextIO) -> int:
-    bar = ProgressBar()
-    client: _ClientBase
+def _connect(args: argparse.Namespace, command: list[str]) -> _ClientBase:
+    """The one server of a ``--url`` or ``-- COMMAND`` invocation (not yet connected)."""
     if args.url:
-        if command:
-            raise _UsageError("give either --url or a command after `--`, not both")
         headers = {}
         for item in args.header:
             name, sep, value = item.partition(":")
             if not sep or not name.strip():
-                raise _UsageError(f"--header takes NAME:VALUE, got {item!r}")
+                raise UsageError(f"--header takes NAME:VALUE, got {item!r}")
             headers[name.strip()] = value.strip()
-        client = connect_http(args.url, headers=headers, timeout=args.timeout,
-                              client_info=CLIENT_INFO, auth=stored_auth(args))
-    else:
-        if not command:
-            raise _UsageError("give the server command after `--` (e.g. "
-                              "`mcp-proto tools -- mcp-server-time`) or --url")
-        client = connect_stdio(command, env=_parse_env(args.env), cwd=args.cwd,
-                               timeout=args.timeout, client_info=CLIENT_INFO)
-    with client:
-        if args.cmd == "tools" and args.provider:
-            definitions, refused = tool_definitions(client.list_tools(), args.provider)
-            for name, error in refused:
-                sys.stderr.write(f"mcp-proto: {name}: left out for {args.provider}: {error}\n")
-            out.write(json.dumps(definitions, indent=2, ensure_ascii=False) + "\n")
-            return 0
-        if args.cmd == "tools":
+        return connect_http(args.url, headers=headers, timeout=args.timeout,
+                            client_info=CLIENT_INFO, auth=stored_auth(args))
+    return connect_stdio(command, env=key_values(args.env, "--env") or None, cwd=args.cwd,
+                         timeout=args.timeout, client_info=CLIENT_INFO,
+                         label=stdio_label(command))
+
+
+def _isatty(out: TextIO) -> bool:
+    try:
+        return bool(out.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _heading(client: _ClientBase, out: TextIO) -> None:
+    """``# name version - MCP 2025-06-18 (handshake)``, on a terminal only: a pipe gets
+    the table alone (``tools -- CMD | cut -d' ' -f1``)."""
+    if not _isatty(out):
+        return
+    info = client.server_info
+    out.write(f"# {info.title or info.name} {info.version} - MCP {client.protocol_version}"
+              f" ({era_word(client.era)})\n")
+
+
+def _unknown_tool(client: _ClientBase, name: str, exc: RpcError) -> str | None:
+    """A refused call of a tool the server does not list: the error with "did you mean"
+    (its tools listed after the failure; nothing is sent again).  None when the server
+    lists the tool (the refusal is about something else) or listing fails."""
+    try:
+        names = [t.name for t in client.list_tools()]
+    except MCPError:
+        return None
+    if name in names:
+        return None
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = f"; did you mean {' or '.join(close)}?" if close else \
+        f" (the server has no tool {name!r})"
+    return f"{type(exc).__name__}: {exc}{hint}"
+
+
+def _fixed(client: _ClientBase, name: str, provider: str,
+           arguments: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``call --provider P`` with one server: the arguments with P's fixes undone (as the
+    Host does), by the tool's own schema; as given when the server has no such tool."""
+    tool = next((t for t in client.list_tools() if t.name == name), None)
+    if tool is None:
+        return arguments
+    try:
+        return normalize_schema(tool.input_schema, provider).fix_arguments(arguments)
+    except SchemaError:  # the provider cannot take it: nothing was changed to undo
+        return arguments
+
+
+def _run(args: argparse.Namespace, command: list[str], out: TextIO,
+         status: StatusLine) -> int:
+    """A server command with one server (``--url`` or ``-- COMMAND``)."""
+    cmd = args.cmd
+    arguments = args.arguments
+    with _connect(args, command) as client:
+        if args.verbose and "logging" in client.capabilities:
+            client.set_logging_level(VERBOSE_LOG_LEVEL)  # its log messages, as [name] lines
+        if cmd == "tools":
             tools = client.list_tools()
-            if args.json:
-                out.write(json.dumps([t.raw for t in tools], indent=2, ensure_ascii=False)
-                          + "\n")
+            if args.provider:
+                print_definitions(tools, args.provider, args.json, out, sys.stderr)
+            elif args.json:
+                print_json([t.raw for t in tools], out)
             else:
                 _heading(client, out)
-                for t in tools:
-                    desc = (t.description or "").strip().splitlines()
-                    out.write(f"{t.name:30} {desc[0] if desc else ''}\n")
+                table([(t.name, first_line(t.description)) for t in tools], out)
             return 0
-        if args.cmd in ("call", "resume"):
-            status = TaskStatusLine(bar)
+        if cmd == "schema":
+            tool = next((t for t in client.list_tools() if t.name == args.name), None)
+            if tool is None:
+                sys.stderr.write(f"mcp-proto: the server has no tool {args.name!r}\n")
+                return 1
+            print_schema(tool.name, dict(tool.input_schema), args.provider, args.json, out)
+            return 0
+        if cmd in ("call", "resume"):
+            bar = ProgressBar(status, force=args.progress)
+            task_line = TaskStatusLine(status)
             try:
-                if args.cmd == "call":
-                    result = client.call_tool(args.tool, _json_arg(args.args, "--args"),
-                                              on_progress=bar, task=args.task or None,
-                                              on_task_status=status)
+                if cmd == "call":
+                    if args.provider:
+                        arguments = _fixed(client, args.tool, args.provider, arguments)
+                    try:
+                        result = client.call_tool(args.tool, arguments, on_progress=bar,
+                                                  task=args.task or None,
+                                                  on_task_status=task_line)
+                    except RpcError as exc:
+                        text = _unknown_tool(client, args.tool, exc)
+                        if text is None:
+                            raise
+                        sys.stderr.write(f"mcp-proto: {redact_url(text)}\n")
+                        return 1
+                    plain_call_note(args.tool, args.task, task_line)
                 else:
-                    result = client.resume_task(args.task_id, on_task_status=status)
+                    result = client.resume_task(args.task_id, on_task_status=task_line)
             finally:
                 bar.done()
-            _print_call_result(result, args.json, out)
+            print_call_result(result, args.json, out)
             if result.is_error:
-                what = args.tool if args.cmd == "call" else f"task {args.task_id}"
+                what = args.tool if cmd == "call" else f"task {args.task_id}"
                 sys.stderr.write(f"mcp-proto: {what!r} reported an error\n")
                 return 1
             return 0
-        if args.cmd in ("resources", "templates", "prompts"):
+        if cmd in ("resources", "templates", "prompts"):
             items: list[Any]
-            if args.cmd == "resources":
+            if cmd == "resources":
                 items = client.list_resources()
                 rows = [(r.uri, r.name) for r in items]
-            elif args.cmd == "templates":
+            elif cmd == "templates":
                 items = client.list_resource_templates()
                 rows = [(r.uri_template, r.name) for r in items]
             else:
                 items = client.list_prompts()
-                rows = [(p.name, p.description or "") for p in items]
+                rows = [(p.name, first_line(p.description)) for p in items]
             if args.json:
-                out.write(json.dumps([i.raw for i in items], indent=2, ensure_ascii=False)
-                          + "\n")
+                print_json([i.raw for i in items], out)
             else:
                 _heading(client, out)
-                for a, b in rows:
-                    out.write(f"{a:40} {b}\n")
+                table(rows, out)
             return 0
-        if args.cmd == "read":
-            res = client.read_resource(args.uri)
-            for c in res.contents:
-                if args.json:
-                    out.write(json.dumps({"uri": c.uri, "mimeType": c.mime_type,
-                                          **({"text": c.text}
-                                             if isinstance(c, TextResourceContents)
-                                             else {"blob": c.blob})}) + "\n")
-                elif isinstance(c, TextResourceContents):
-                    out.write(c.text + "\n")
-                else:
-                    out.write(f"[{c.uri}: {len(c.blob) * 3 // 4} bytes of "
-                              f"{c.mime_type or 'binary'}]\n")
+        if cmd == "read":
+            print_read(client.read_resource(args.uri), args.json, out)
             return 0
-        assert args.cmd == "prompt"
-        prompt_args = _json_arg(args.args, "--args")
-        got = client.get_prompt(args.name, prompt_args)
-        if args.json:
-            out.write(json.dumps([{"role": m.role, "text": _block_text(m.content)}
-                                  for m in got.messages], indent=2) + "\n")
-        else:
-            for m in got.messages:
-                out.write(f"{m.role}: {_block_text(m.content)}\n")
+        assert cmd == "prompt"
+        print_prompt(client.get_prompt(args.name, arguments), args.json, out)
         return 0
 
 
-def _host_call(host: Host, args: argparse.Namespace, out: TextIO) -> int:
-    """``--config FILE call NAME``: one call through the host, printed as a plain call."""
-    bar = ProgressBar()
-    try:
-        result = host.call_tool(args.tool, _json_arg(args.args, "--args"), on_progress=bar,
-                                timeout=args.timeout)
-    finally:
-        bar.done()
-    _print_call_result(result, args.json, out)
-    if result.is_error:
-        sys.stderr.write(f"mcp-proto: {args.tool!r} reported an error\n")
-        return 1
-    return 0
-
-
-def _dispatch(args: argparse.Namespace, command: list[str], out: TextIO) -> int:
+def _dispatch(args: argparse.Namespace, command: list[str], out: TextIO,
+              status: StatusLine) -> int:
     if args.cmd == "demo":
-        return _demo(args, out)
+        return _demo(args, out, status)
     if args.cmd == "config":
         return run_config_command(args, out)
     if args.cmd in ("login", "logout", "auth"):
         return run_auth_command(args, out, CLIENT_INFO)
-    if args.config is not None or args.cmd in ("servers", "schema"):
-        if args.config is None:
-            raise _UsageError(f"`{args.cmd}` needs --config FILE")
-        if args.cmd not in ("servers", "tools", "call", "schema"):
-            raise _UsageError(f"`{args.cmd}` takes one server (`-- COMMAND` or --url); with "
-                              "--config use servers, tools or call")
-        if command or getattr(args, "url", None):
-            raise _UsageError("give either --config or a server (`-- COMMAND` / --url)")
-        return run_host(args, out, _host_call)
-    return _run(args, command, out)
+    if args.config is not None:
+        return run_host(args, out, status)
+    return _run(args, command, out, status)
 
 
-def _demo(args: argparse.Namespace, out: TextIO) -> int:
+def _demo(args: argparse.Namespace, out: TextIO, status: StatusLine) -> int:
     """A guided tour against the bundled demo server."""
     # the folder holding the mcp_proto_io package (this file is mcp_proto_io/cli/_main.py)
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = {"PYTHONPATH": here + os.pathsep + os.environ.get("PYTHONPATH", "")}
     command = [sys.executable, "-m", "mcp_proto_io.cli.demo_server"]
     out.write(f"$ {' '.join(command)}   (the bundled demo server, over stdio)\n\n")
-    bar = ProgressBar()
+    bar = ProgressBar(status)
     started = time.monotonic()
     with connect_stdio(command, env=env, timeout=args.timeout, client_info=CLIENT_INFO) as c:
         took = (time.monotonic() - started) * 1000
@@ -430,9 +371,16 @@ def _task_id_first(own: list[str]) -> list[str]:
     if 0 <= i < len(own) - 1:
         token = own[i + 1]
         if token.startswith("-") and token != "-" and not token.startswith("--") \
-                and token not in ("-h",):
+                and token not in ("-h", "-v"):
             return [*own[:i + 1], f"--id={token}", *own[i + 2:]]
     return own
+
+
+def _exited(exc: ServerExited) -> str:
+    """``server 'dying' exited with code 5: <its last stderr line>``."""
+    who = f"server {exc.server!r}" if exc.server else "the server"
+    tail = exc.stderr_tail.strip().splitlines()
+    return f"{who} exited with code {exc.exit_code}" + (f": {tail[-1]}" if tail else "")
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
@@ -441,33 +389,44 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     own, command = _split_command(sys.argv[1:] if argv is None else argv)
     own = _task_id_first(own)
     try:
-        args = _parser().parse_args(own)
+        parsed = parse(_parser(), own)
     except SystemExit as exc:
         return int(exc.code or 0)
-    if args.cmd == "resume":
-        args.task_id = args.task_id_option or args.task_id
-        if not args.task_id:
-            sys.stderr.write("mcp-proto: resume needs a TASK_ID\n")
-            return 2
+    if isinstance(parsed, str):
+        out.write(version_text())
+        return 0
+    args = parsed
+    status = StatusLine()
     try:
-        return _dispatch(args, command, out)
-    except HostUsageError as exc:
+        mode = mode_of(args, command)
+        check_flags(args, mode)
+        if args.cmd == "resume":
+            args.task_id = args.task_id_option or args.task_id
+            if not args.task_id:
+                raise UsageError("resume needs a TASK_ID")
+        # before anything starts: a file that is not there is a usage error
+        args.arguments = load_args(args.args) if args.cmd in ("call", "prompt") else None
+        with stderr_logging(status, verbose=args.verbose, trace=args.trace):
+            return _dispatch(args, command, out, status)
+    except UsageError as exc:
         sys.stderr.write(f"mcp-proto: {exc}\n")
         return 2
     except ServerExited as exc:
-        sys.stderr.write(f"mcp-proto: the server exited (code {exc.exit_code})"
-                         + (f": {exc.stderr_tail.strip().splitlines()[-1]}"
-                            if exc.stderr_tail.strip() else "") + "\n")
+        sys.stderr.write(f"mcp-proto: {_exited(exc)}\n")
         return 1
     except ConfigError as exc:
-        sys.stderr.write(f"mcp-proto: {exc}\n")
+        sys.stderr.write(f"mcp-proto: {config_error_text(exc)}\n")
         return 1
-    except MCPError as exc:
-        sys.stderr.write(f"mcp-proto: {type(exc).__name__}: {exc}\n")
+    except MCPError as exc:  # a URL's query values redacted here too (a key may be there)
+        sys.stderr.write(f"mcp-proto: {redact_url(f'{type(exc).__name__}: {exc}')}\n")
         return 1
     except KeyboardInterrupt:
         sys.stderr.write("mcp-proto: interrupted\n")
         return 130
+    except BrokenPipeError:  # `mcp-proto tools ... | head`: the reader has what it wanted
+        with contextlib.suppress(OSError, ValueError):  # (no flush at exit to fail again)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

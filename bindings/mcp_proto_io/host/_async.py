@@ -6,7 +6,10 @@ Every decision (states, restart times, names, where a call goes) is
 (each start in its own task or thread, so ten servers start in the time of the slowest),
 lists tools again after ``tools/list_changed`` and closes the clients of ended runs.  Each run
 of a server is one client used for that run only (``single_run``): it never restarts a server
-behind the host's schedule, and a tool call is never replayed.
+behind the host's schedule, and a tool call is never replayed.  In lazy mode nothing starts
+at open: a call starts the servers the core names (:meth:`HostCore.owners`), a listing
+starts them all.  Resources and prompts across the servers are :mod:`._asynccatalog`'s (a
+subclass, generated for threads the same way).
 
 This is async source; ``.ci/make_host.py`` writes the threads Host's base (``_sync.py``) from
 it: ``async def`` becomes ``def``, each ``await`` goes, the async client becomes the blocking
@@ -25,7 +28,7 @@ from __future__ import annotations
 import os
 import time
 import traceback
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -38,10 +41,12 @@ from mcp_proto import (
     LocalProtocolError,
     MCPError,
     NotSent,
+    Redactor,
 )
 from mcp_proto.host import (
     META_TOOLS,
     ConfigError,
+    HostCatalog,
     HostConfig,
     HostCore,
     HostTool,
@@ -49,6 +54,7 @@ from mcp_proto.host import (
     MetaToolError,
     ProviderContent,
     SchemaError,
+    ServerEvent,
     ServerSpec,
     ServerStatus,
     ServerUnavailable,
@@ -62,11 +68,11 @@ from mcp_proto.host import (
 )
 
 # -- the client side; for threads, .ci/make_host.py writes instead:
-#    from .._handlers import ProgressCallback
+#    from .._handlers import ProgressCallback, StatusCallback
 #    from .._sync import ClientBase as _ClientBase
 #    from ._blocking import BlockingRuntime, TaskHandle
 from .._async import AsyncClientBase, Runtime, TaskHandle
-from .._handlers import ProgressCallback
+from .._handlers import ProgressCallback, StatusCallback
 from ._common import (
     REROUTE_PAUSE,
     TRIAL,
@@ -75,11 +81,14 @@ from ._common import (
     client_arguments,
     coerce_arguments,
     failure,
+    log_event,
+    log_refused_level,
     meta_message,
     meta_public_name,
     meta_raw,
     meta_servers,
     meta_tools_listing,
+    spec_redactor,
 )
 from ._config_files import save_config as _save_config
 
@@ -104,7 +113,9 @@ class AsyncHostBase:
     def __init__(self, config: HostConfig, options: HostOptions,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._core = HostCore(config, names=options.names, restart=options.restart,
-                              timeout=options.timeout, max_servers=options.max_servers)
+                              timeout=options.timeout, max_servers=options.max_servers,
+                              start=options.start)
+        self._catalog = HostCatalog(options.names)  # resources and prompts (_asynccatalog)
         self._options = options
         self._clock = clock
         self._guard = self._new_guard()
@@ -128,6 +139,13 @@ class AsyncHostBase:
         raise NotImplementedError
 
     # -- plumbing ---------------------------------------------------------------------------
+
+    def _drain(self) -> list[ServerEvent]:
+        """The core's state changes since the last drain, each logged (guard held)."""
+        events = self._core.drain_events()
+        for event in events:
+            log_event(event)
+        return events
 
     def _notify(self) -> None:
         """Wake everything waiting for a change: the supervisor, calls, settles (guard held)."""
@@ -179,7 +197,8 @@ class AsyncHostBase:
 
     async def open(self: _H) -> _H:
         """Start every enabled server, concurrently, and wait until each is running or has
-        failed (each bounded by its startup timeout).  Returns self."""
+        failed, at most the host's ``timeout`` in all (those still starting then go on
+        starting; calls to them wait).  In lazy mode start nothing.  Returns self."""
         with self._guard:
             if self._closed:
                 raise LocalProtocolError("the host is closed")
@@ -189,7 +208,8 @@ class AsyncHostBase:
                 self._monitor = self._rt.spawn("mcp-proto-host", self._supervise, self._ended)
                 self._tasks.add(self._monitor)
                 self._start_due()
-        await self._settle(None)
+            until = self._clock() + self._core.timeout
+        await self._settle(None, until)
         self._dispatch()
         return self
 
@@ -236,13 +256,14 @@ class AsyncHostBase:
         try:
             run.client = client = self._new_client(spec, run)
         except Exception as exc:
-            error, tail = failure(exc)
+            error, tail = failure(exc, spec_redactor(spec))
             self._core.exited(name, run.incarnation, now, error, tail)
+            self._notify()  # whoever waits for this start: it is over
             return
         self._runs[name] = run
         incarnation = run.incarnation
         self._spawn(f"mcp-proto-host-start-{name}",
-                    lambda: self._start(name, incarnation, client, spec.startup_timeout))
+                    lambda: self._start(name, incarnation, client, spec))
 
     def _new_client(self, spec: ServerSpec, run: _Run) -> AsyncClientBase:
         def on_notification(event: Event) -> Any:
@@ -259,18 +280,28 @@ class AsyncHostBase:
         return client
 
     async def _start(self, name: str, incarnation: int, client: AsyncClientBase,
-                     timeout: float | None) -> None:
+                     spec: ServerSpec) -> None:
+        timeout = spec.startup_timeout
         try:
             await client.connect()
             tools = await client.list_tools(timeout=timeout)
+            level = self._options.log_level
+            if level is not None and "logging" in client.capabilities:
+                try:  # before the server counts as running: its first call is logged too
+                    await client.set_logging_level(level, timeout=timeout)
+                except MCPError as exc:  # refused: the server keeps its own level
+                    log_refused_level(name, level, exc, spec_redactor(spec))
         except Exception as exc:
-            error, tail = failure(exc)
+            error, tail = failure(exc, spec_redactor(spec))
             with self._guard:
                 self._core.exited(name, incarnation, self._clock(), error, tail)
                 self._retire(name, incarnation)
             return
         with self._guard:
-            self._core.start_succeeded(name, incarnation, self._clock(), tools)
+            self._core.start_succeeded(name, incarnation, self._clock(), tools,
+                                       server_info=client.server_info,
+                                       protocol_version=client.protocol_version,
+                                       era=client.era)
 
     def _stop_run(self, name: str) -> AsyncClientBase | None:
         """Take the current run's client out (guard held); the caller closes it."""
@@ -285,6 +316,13 @@ class AsyncHostBase:
             if client is not None:
                 self._closing.append(client)
 
+    def _redactor(self, name: str) -> Redactor | None:
+        """The secrets of ``name``'s spec (guard held; None once it was removed)."""
+        try:
+            return spec_redactor(self._core.spec(name))
+        except LocalProtocolError:
+            return None
+
     def _on_event(self, run: _Run, event: Event) -> Any:
         if isinstance(event, ListChanged) and event.kind == "tools":
             with self._guard:
@@ -294,8 +332,8 @@ class AsyncHostBase:
                     self._core.tools_changed(run.name, run.incarnation)
                 self._notify()
         elif isinstance(event, Closed) and event.error is not None:
-            error, tail = failure(event.error)
             with self._guard:
+                error, tail = failure(event.error, self._redactor(run.name))
                 if run.incarnation == TRIAL:
                     run.ended = event.error
                 else:
@@ -339,13 +377,15 @@ class AsyncHostBase:
             with self._guard:
                 self._listing.discard(name)
 
-    async def _wait_listings(self, timeout: float | None = None) -> None:
+    async def _wait_listings(self, timeout: float | None = None, *,
+                             until: float | None = None) -> None:
         """List what is stale and wait until no listing is under way, at most ``timeout``
-        seconds (None: the host's timeout)."""
+        seconds (None: the host's timeout) or until ``until`` (the host's clock)."""
         with self._guard:
             self._check_open()
             self._list_stale()
-            until = self._clock() + (self._core.timeout if timeout is None else timeout)
+            if until is None:
+                until = self._clock() + (self._core.timeout if timeout is None else timeout)
         while True:
             with self._guard:
                 wait = until - self._clock()
@@ -354,18 +394,19 @@ class AsyncHostBase:
                 changed = self._changed
             await self._rt.wait_event(changed, wait)
 
-    def _starting(self, name: str | None) -> bool:
-        """Whether ``name`` (or any server) is starting (guard held)."""
-        names = [name] if name is not None else self._core.names()
-        return any(n in self._core.names() and self._core.state(n) == "starting"
-                   for n in names)
+    def _starting(self, names: str | Sequence[str] | None) -> bool:
+        """Whether ``names`` (one name; None: every server) has one starting (guard held)."""
+        known = self._core.names()
+        todo = [names] if isinstance(names, str) else known if names is None else names
+        return any(n in known and self._core.state(n) == "starting" for n in todo)
 
-    async def _settle(self, name: str | None, until: float | None = None) -> None:
-        """Wait until ``name`` (or every server) is no longer starting, at most until
-        ``until`` (the host's clock; None: no bound but the starts' own)."""
+    async def _settle(self, names: str | Sequence[str] | None,
+                      until: float | None = None) -> None:
+        """Wait until ``names`` (one name; None: every server) are no longer starting, at
+        most until ``until`` (the host's clock; None: no bound but the starts' own)."""
         while True:
             with self._guard:
-                if self._closed or not self._starting(name):
+                if self._closed or not self._starting(names):
                     return
                 wait = None if until is None else until - self._clock()
                 if wait is not None and wait <= 0:
@@ -373,23 +414,50 @@ class AsyncHostBase:
                 changed = self._changed
             await self._rt.wait_event(changed, wait)
 
+    async def _start_unlisted(self, names: Sequence[str] | None = None,
+                              timeout: float | None = None, *, until: float | None = None,
+                              held: bool = False) -> None:
+        """Start the lazy servers among ``names`` (None: all) that never listed (with
+        ``held``, also those closed until next used: their tools stay listed, but their
+        resources and prompts need a run), and wait while any of ``names`` is starting, at
+        most ``timeout`` seconds (None: the host's) or until ``until`` (the host's clock)."""
+        with self._guard:
+            self._check_open()
+            now = self._clock()
+            for name in self._core.held() if held else self._core.unlisted():
+                if names is None or name in names:
+                    self._begin(name, now)
+            if until is None:
+                until = now + (self._core.timeout if timeout is None else timeout)
+        await self._settle(names, until)
+        self._dispatch()
+
     # -- tools --------------------------------------------------------------------------------
 
-    async def list_tools(self) -> list[HostTool]:
-        """Every tool a model may call, by public name, sorted.  Lists the tools of servers
-        that said theirs changed first."""
-        await self._wait_listings()
+    async def list_tools(self, *, timeout: float | None = None) -> list[HostTool]:
+        """Every tool a model may call, by public name, sorted.  Starts the servers not
+        started yet (lazy), waits for those starting, and lists first the tools of servers
+        that said theirs changed; ``timeout`` (seconds; None: the host's) bounds those waits
+        together.  A server still starting then is left out (its state is ``starting`` in
+        :meth:`servers`; a later call lists it), as is one failed or disabled."""
+        with self._guard:
+            self._check_open()
+            until = self._clock() + (self._core.timeout if timeout is None else timeout)
+        await self._start_unlisted(until=until)
+        await self._wait_listings(until=until)
         with self._guard:
             return self._core.tools()
 
-    async def tool_definitions(self, target: str) -> list[dict[str, Any]]:
+    async def tool_definitions(self, target: str, *, timeout: float | None = None
+                               ) -> list[dict[str, Any]]:
         """Every tool as a function tool of ``target`` (``openai``, ``openai-strict``,
         ``openai-responses[-strict]``, ``anthropic``, ``gemini``, ``gemini-openapi``) under
         its public name.  A tool whose schema the target cannot take is left out (see
-        :func:`mcp_proto.host.tool_definitions` for the reasons).  ``ValueError`` for an
-        unknown target."""
+        :func:`mcp_proto.host.tool_definitions` for the reasons); ``timeout`` and the
+        servers left out as for :meth:`list_tools`.  ``ValueError`` for an unknown
+        target."""
         out = []
-        for tool in await self.list_tools():
+        for tool in await self.list_tools(timeout=timeout):
             try:
                 with self._guard:
                     normalized = self._core.normalized(tool.name, target)
@@ -401,18 +469,23 @@ class AsyncHostBase:
     async def call_tool(self, name: str, arguments: dict[str, Any] | str | None = None, *,
                         timeout: float | None = None,
                         on_progress: ProgressCallback | None = None,
-                        provider: str | None = None) -> CallToolResult:
+                        provider: str | None = None, task: bool | None = None,
+                        on_task_status: StatusCallback | None = None) -> CallToolResult:
         """Call the tool whose public name is ``name`` and wait for its result.
 
         ``provider`` (a target of :meth:`tool_definitions`) applies that target's argument
         fixes first: under ``openai-strict`` the ``null`` a model sends for a field that was
         optional is removed.  ``timeout`` (seconds, total) defaults to the server's, else the
         host's.  A server that is starting, or in backoff with its restart before the
-        deadline, is waited for.
+        deadline, is waited for.  A name no listing has yet starts (lazy) or waits for only
+        the servers that may own it (:meth:`HostCore.owners`), then the rest.  ``task`` and
+        ``on_task_status`` are the client's (a call that may run as a task, and each of its
+        statuses).
         Raises :class:`~mcp_proto.host.UnknownTool` (no such public name, even after listing
         tools again; nothing was sent), :class:`~mcp_proto.host.ServerUnavailable` (failed,
-        disabled, or not back before the deadline; nothing was sent), and whatever the
-        server's client raises (:class:`~mcp_proto.ServerExited`: the call is not replayed).
+        disabled, or not back before the deadline, also when only such a server could own
+        the name; nothing was sent), and whatever the server's client raises
+        (:class:`~mcp_proto.ServerExited`: the call is not replayed).
         A result with ``is_error`` is returned, not raised.
         """
         arguments = coerce_arguments(arguments)  # nothing is sent for bad ones
@@ -426,27 +499,38 @@ class AsyncHostBase:
                     self._check_open()
                 relist = not listed and (bool(self._listing) or core.has_stale)
                 listed = False
+                owners = False
                 if not relist:
                     now = self._clock()
                     try:
                         route = core.route(name, now=now, deadline=deadline, timeout=timeout)
                     except UnknownTool:
-                        if refreshed:
-                            raise
-                        refreshed = True  # list every server's tools once: the tool may be new
-                        self._list_stale(every=True, timeout=timeout)
-                        continue
-                    deadline = route.deadline
-                    if route.start:  # closed until next used: this is the use
-                        self._begin(route.server, now)
-                    run = self._runs.get(route.server)
-                    client = None if run is None else run.client
-                    if provider is not None and route.wait_until is None:
-                        arguments = self._fixed(name, provider, arguments)
+                        waited = self._start_owners(name, now, deadline, timeout)
+                        owners = waited is not None
+                        if waited is not None:
+                            deadline = waited
+                        else:
+                            if refreshed:
+                                raise core.unknown(name) from None
+                            refreshed = True  # list every server's tools once: it may be new
+                            self._list_stale(every=True, timeout=timeout)
+                            continue
+                    else:
+                        deadline = route.deadline
+                        if route.start:  # closed until next used: this is the use
+                            self._begin(route.server, now)
+                        run = self._runs.get(route.server)
+                        client = None if run is None else run.client
+                        if provider is not None and route.wait_until is None:
+                            arguments = self._fixed(name, provider, arguments)
                     changed = self._changed
             if relist:  # tools changed: list them first
                 await self._wait_listings(timeout)
                 listed = True
+                continue
+            if owners:  # servers that may own the name are starting: route at each change
+                assert deadline is not None
+                await self._rt.wait_event(changed, deadline - now)
                 continue
             if route.wait_until is not None or client is None or run is None \
                     or run.incarnation != route.incarnation:
@@ -457,7 +541,8 @@ class AsyncHostBase:
             try:
                 return await client.call_tool(route.tool, arguments,
                                               timeout=max(0.0, route.deadline - now),
-                                              on_progress=on_progress)
+                                              on_progress=on_progress, task=task,
+                                              on_task_status=on_task_status)
             except NotSent:
                 # The run ended between routing and sending (nothing reached the server):
                 # route again, to the next run as the restart policy allows.
@@ -466,6 +551,31 @@ class AsyncHostBase:
                     changed = self._changed
                 if pending:
                     await self._rt.wait_event(changed, REROUTE_PAUSE)
+
+    def _start_owners(self, name: str, now: float, deadline: float | None,
+                      timeout: float | None) -> float | None:
+        """Start the held servers that may own the tool ``name`` (guard held); the call's
+        deadline to wait until, or None when no server without a listing could own it.
+        Raises the core's error when the deadline passed while they were starting."""
+        core = self._core
+        owners = core.owners(name)
+        if not owners:
+            return None
+        if deadline is None:
+            deadline = now + max(core.call_timeout(n, timeout) for n in owners)
+        if now >= deadline:
+            raise core.unknown(name)
+        for _ in range(len(core.names()) + 1):  # each turn starts one at least: bounded
+            held = [owner for owner in owners if core.is_held(owner)]
+            if not held:
+                return deadline
+            for owner in held:
+                self._begin(owner, now)
+            # a start that failed at once (a bad URL) is over: who may own it now?
+            owners = core.owners(name)
+            if not owners:
+                return None
+        return deadline
 
     def _fixed(self, name: str, provider: str, arguments: dict[str, Any] | None
                ) -> dict[str, Any] | None:
@@ -491,13 +601,17 @@ class AsyncHostBase:
         with self._guard:
             self._check_open()
             servers = self._core.names()
+        request: MetaRequest | None = None
         try:
             request = parse_meta_call(name, arguments, servers)
             result = await self._run_meta(request)
         except MetaToolError as exc:
             result = meta_error(str(exc))
         except MCPError as exc:  # the server's failure: no stderr for the model
-            result = meta_error(meta_message(exc))
+            with self._guard:
+                redactor = None if request is None or request.server is None \
+                    else self._redactor(request.server)
+            result = meta_error(meta_message(exc, redactor))
         return to_provider_content(result, provider, name=name)
 
     async def _run_meta(self, request: MetaRequest) -> CallToolResult:
@@ -511,6 +625,7 @@ class AsyncHostBase:
             return meta_result({"server": server, "closed": True})
         if request.kind == "call":
             assert request.tool is not None
+            await self._start_unlisted([server], request.timeout)  # lazy: its tools first
             with self._guard:
                 public = meta_public_name(self._core, server, request.tool)
             # no argument fixes: the model wrote these for the tool's own schema
@@ -526,15 +641,24 @@ class AsyncHostBase:
         with self._guard:
             return meta_raw(self._core, server, request.method, raw)
 
-    async def _in_use(self, name: str, timeout: float | None) -> AsyncClientBase:
-        """The client of ``name``, started first if it was closed until next used."""
+    async def _in_use(self, name: str, timeout: float | None,
+                      until: float | None = None) -> AsyncClientBase:
+        """The client of ``name``, started first if it was closed until next used, waited
+        for at most ``timeout`` seconds (None: the host's) or until ``until``."""
         with self._guard:
             self._check_open()
             if self._core.is_held(name):
                 self._begin(name, self._clock())
-            until = self._clock() + (self._core.timeout if timeout is None else timeout)
+            if until is None:
+                until = self._clock() + (self._core.timeout if timeout is None else timeout)
         await self._settle(name, until)
         return self.server(name)
+
+    async def use_server(self, name: str, *, timeout: float | None = None) -> AsyncClientBase:
+        """The client of ``name``'s current run, started first if it is stopped until used
+        (lazy, or closed until next used), waiting while it starts (at most ``timeout``
+        seconds; None: the host's).  Raises as :meth:`server`."""
+        return await self._in_use(name, timeout)
 
     # -- servers ------------------------------------------------------------------------------
 
@@ -554,7 +678,10 @@ class AsyncHostBase:
             run = self._runs.get(name)
             if state != "running" or run is None or run.client is None:
                 status = self._core.status(self._clock())[name]
-                raise ServerUnavailable(name, state, status.next_start_at, status.error)
+                error = status.error
+                if self._core.is_held(name):
+                    error = "not started until used: use_server starts it"
+                raise ServerUnavailable(name, state, status.next_start_at, error)
             return run.client
 
     @property
@@ -587,7 +714,10 @@ class AsyncHostBase:
 
     async def stop_server(self, name: str) -> ServerStatus:
         """Stop a server's run until a call needs it again (its tools stay listed; the next
-        call to one starts it).  Frees its process or connection meanwhile."""
+        call to one starts it).  Frees its process or connection meanwhile.  A server
+        stopped already (lazy and never started, or closed) stays so: its status is
+        returned.  :class:`~mcp_proto.LocalProtocolError` for one starting, failed or
+        disabled, and for an unknown name."""
         return await self._change(name, lambda now: self._core.stop(name, now, hold=True),
                                   stop=True, settle=False)
 
@@ -637,7 +767,10 @@ class AsyncHostBase:
                 trial_run.incarnation = self._core.begin_start(name, now)
                 trial_run.client = trial
                 self._runs[name] = trial_run
-                self._core.start_succeeded(name, trial_run.incarnation, now, tools)
+                self._core.start_succeeded(name, trial_run.incarnation, now, tools,
+                                           server_info=trial.server_info,
+                                           protocol_version=trial.protocol_version,
+                                           era=trial.era)
                 if trial_run.changed:
                     self._core.tools_changed(name, trial_run.incarnation)
                 self._notify()
@@ -670,6 +803,7 @@ class AsyncHostBase:
             self._check_open()
             old = self._stop_run(name)
             spec = self._core.remove(name)
+            self._catalog.forget(name)
         if old is not None:
             await old.aclose()
         self._dispatch()

@@ -1,6 +1,7 @@
 """What every runtime's Host shares: how a :class:`ServerSpec` becomes a client's arguments,
-how a failure is summarized for a status, and the host's callback types.  No I/O here, and
-no decision about states or names: those are :class:`mcp_proto.host.HostCore`'s.
+how a failure is summarized for a status, how a change of state is logged, and the host's
+callback types.  No I/O here, and no decision about states or names: those are
+:class:`mcp_proto.host.HostCore`'s.
 """
 
 from __future__ import annotations
@@ -8,12 +9,22 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Generic, Protocol, TypeVar
 
-from mcp_proto import CallToolResult, Event, Implementation, Limits, NotSent, ServerExited, Tool
+from mcp_proto import (
+    CallToolResult,
+    Event,
+    Implementation,
+    Limits,
+    NotSent,
+    Redactor,
+    ServerExited,
+    Tool,
+)
 from mcp_proto.host import (
     DEFAULT_MAX_SERVERS,
     DEFAULT_RESTART,
@@ -26,15 +37,17 @@ from mcp_proto.host import (
     RestartPolicy,
     ServerEvent,
     ServerSpec,
+    StartMode,
     meta_result,
     oauth_settings,
     redact_url,
 )
 
 from .._handlers import RootsSource
+from .._logs import LIFECYCLE
 from ..auth import OAuth
 from ..auth._store import TokenStore
-from ._config_files import load_config
+from ._config_files import AskInput, load_config
 
 __all__ = [
     "REROUTE_PAUSE",
@@ -42,15 +55,22 @@ __all__ = [
     "ConnectConfig",
     "HostHandler",
     "HostNotificationCallback",
+    "HostStderrCallback",
+    "HostTraceCallback",
     "HostOptions",
+    "LOG_LEVELS",
+    "LIFECYCLE",
     "Run",
     "ServerEventCallback",
     "client_arguments",
     "failure",
+    "log_refused_level",
     "host_connector",
     "coerce_arguments",
+    "log_event",
     "load_source",
     "server_auth",
+    "spec_redactor",
     "meta_message",
     "meta_raw",
     "meta_servers",
@@ -65,8 +85,15 @@ returns the result object (or an awaitable of it, in the async bindings)."""
 HostNotificationCallback = Callable[[str, Event], Any]
 """Takes the server's name and the event (``ListChanged``, ``LogMessage``, ``Closed`` ...)."""
 ServerEventCallback = Callable[[ServerEvent], Any]
+HostStderrCallback = Callable[[str, str], Any]
+"""Takes the server's name and one line of its stderr (redacted by the client)."""
+HostTraceCallback = Callable[[str, str, dict[str, Any]], Any]
+"""Takes the server's name, ``"send"`` or ``"recv"`` and the JSON-RPC message (redacted)."""
 _H = TypeVar("_H")
 _C = TypeVar("_C")
+
+#: The log levels of ``logging/setLevel`` (RFC 5424 as MCP names them), least severe first.
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 #: The incarnation of a run the core does not know yet (update_server's trial).
 TRIAL = -1
@@ -74,6 +101,39 @@ TRIAL = -1
 #: Seconds a caller or the supervisor waits at least before looking again (a start due now
 #: but not begun, a turn that failed): never a busy loop.
 REROUTE_PAUSE = 0.01
+
+# LIFECYCLE (from ``_logs``, which puts the NullHandler on ``mcp_proto_io``: the Host is
+# silent by default even before its first client is built) is where the Host says a server
+# changed state (INFO; ``backoff`` and ``failed`` WARNING with the error); each record
+# carries ``mcp_server`` (the server's name).
+
+
+def log_event(event: ServerEvent) -> None:
+    """Log one change of a server's state on :data:`LIFECYCLE`."""
+    trouble = event.state in ("backoff", "failed")
+    level = logging.WARNING if trouble else logging.INFO
+    if not LIFECYCLE.isEnabledFor(level):
+        return
+    text = f"server {event.server!r}: {event.previous} -> {event.state}"
+    if trouble and event.error:
+        text += f" ({event.error})"
+    if event.state == "backoff" and event.next_start_at is not None:
+        text += f"; next start in {max(0.0, event.next_start_at - event.at):.2f} s"
+    LIFECYCLE.log(level, text, extra={"mcp_server": event.server})
+
+
+def log_refused_level(server: str, level: str, exc: BaseException,
+                      redactor: Redactor | None = None) -> None:
+    """Log on :data:`LIFECYCLE` that ``server`` refused ``logging/setLevel`` to ``level``
+    (the error redacted as :func:`failure` does)."""
+    LIFECYCLE.warning("server %r refused log level %r: %s", server, level,
+                      failure(exc, redactor)[0], extra={"mcp_server": server})
+
+
+def spec_redactor(spec: ServerSpec) -> Redactor:
+    """The secrets of ``spec`` (its env and header values): what its client redacts, known
+    also when no client could be built (a bad URL)."""
+    return Redactor.of(env=spec.env, headers=spec.headers)
 
 
 class Run(Generic[_C]):
@@ -101,6 +161,7 @@ class HostOptions:
     restart: RestartPolicy | None
     timeout: float
     max_servers: int
+    start: StartMode = "eager"
     on_server_event: ServerEventCallback | None = None
     on_sampling: HostHandler | None = None
     on_elicitation: HostHandler | None = None
@@ -114,6 +175,11 @@ class HostOptions:
     ``AuthorizationRequired``)."""
     auth_store: TokenStore | None = None
     """Where tokens are kept (None: the file store under the user's config directory)."""
+    on_stderr: HostStderrCallback | None = None
+    on_trace: HostTraceCallback | None = None
+    log_level: str | None = None
+    """The ``logging/setLevel`` each server with the logging capability is sent as it
+    starts (None: each keeps its own)."""
 
 
 def server_auth(spec: ServerSpec, options: HostOptions) -> OAuth | None:
@@ -136,12 +202,13 @@ def server_auth(spec: ServerSpec, options: HostOptions) -> OAuth | None:
 
 
 def load_source(source: object, *, dialect: str | None, env: Mapping[str, str] | None,
-                inputs: Mapping[str, str] | None) -> HostConfig:
+                inputs: Mapping[str, str] | None, ask: AskInput | None = None) -> HostConfig:
     """A :class:`HostConfig` from a path, JSON text, a mapping or a HostConfig.  Raises
     :class:`ConfigError` (every problem at once, also for an unreadable file)."""
     if isinstance(source, HostConfig):
         return source
-    return load_config(source, dialect=dialect, env=env, inputs=inputs)  # type: ignore[arg-type]
+    return load_config(source, dialect=dialect, env=env, inputs=inputs,  # type: ignore[arg-type]
+                       ask=ask)
 
 
 def client_arguments(spec: ServerSpec, options: HostOptions,
@@ -155,7 +222,12 @@ def client_arguments(spec: ServerSpec, options: HostOptions,
         "limits": options.limits,
         "roots": options.roots,
         "on_notification": on_notification,
+        "label": spec.name,
     }
+    if options.on_stderr is not None and spec.transport == "stdio":
+        kwargs["on_stderr"] = functools.partial(options.on_stderr, spec.name)
+    if options.on_trace is not None:
+        kwargs["on_trace"] = functools.partial(options.on_trace, spec.name)
     if options.on_sampling is not None:
         kwargs["on_sampling"] = functools.partial(options.on_sampling, spec.name)
     if options.on_elicitation is not None:
@@ -169,15 +241,17 @@ def client_arguments(spec: ServerSpec, options: HostOptions,
     return kwargs
 
 
-def failure(exc: BaseException) -> tuple[str, str]:
-    """``(error, stderr_tail)`` for a status: the error's type and message, with URL query
-    values and user-info redacted (the clients' messages name no header or environment
-    value, but a URL may carry a key), and the server's stderr.  A :class:`NotSent` says
-    what ended the run."""
+def failure(exc: BaseException, redactor: Redactor | None = None) -> tuple[str, str]:
+    """``(error, stderr_tail)`` for a status or a log record: the error's type and message,
+    with URL query values and user-info redacted and ``redactor``'s secrets (the server's
+    env and header values: a server's error may echo one), and the server's stderr (its
+    client redacted it).  A :class:`NotSent` says what ended the run."""
     if isinstance(exc, NotSent) and exc.reason is not None:
         exc = exc.reason
     tail = exc.stderr_tail if isinstance(exc, ServerExited) else ""
-    return redact_url(f"{type(exc).__name__}: {exc}"), tail
+    if redactor is not None:
+        tail = redactor.text(tail)
+    return redact_url(f"{type(exc).__name__}: {exc}", redactor), tail
 
 
 class ConnectConfig(Protocol[_H_co]):
@@ -195,7 +269,11 @@ class ConnectConfig(Protocol[_H_co]):
                  max_servers: int = DEFAULT_MAX_SERVERS,
                  client_info: Implementation | None = None,
                  limits: Limits | None = None, auth_redirect: Any = None,
-                 auth_store: TokenStore | None = None) -> _H_co: ...
+                 auth_store: TokenStore | None = None, start: StartMode = "eager",
+                 on_stderr: HostStderrCallback | None = None,
+                 on_trace: HostTraceCallback | None = None,
+                 ask: AskInput | None = None,
+                 log_level: str | None = None) -> _H_co: ...
 
 
 def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfig[_H]:
@@ -215,7 +293,11 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
                        max_servers: int = DEFAULT_MAX_SERVERS,
                        client_info: Implementation | None = None,
                        limits: Limits | None = None, auth_redirect: Any = None,
-                       auth_store: TokenStore | None = None) -> _H:
+                       auth_store: TokenStore | None = None, start: StartMode = "eager",
+                       on_stderr: HostStderrCallback | None = None,
+                       on_trace: HostTraceCallback | None = None,
+                       ask: AskInput | None = None,
+                       log_level: str | None = None) -> _H:
         """A Host for every server of a config; use it in a ``with`` block (``async with``
         on asyncio and trio).
 
@@ -223,24 +305,46 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
         (``dialect``, ``env`` (default ``os.environ``) and ``inputs`` as for
         :func:`mcp_proto.host.parse_config`).  ``names`` is the public naming policy,
         ``restart`` the policy for servers that exit (None: never restart automatically),
-        ``timeout`` the default seconds of a handshake and of a call.  Handlers take the
+        ``timeout`` the default seconds of a handshake and of a call, and the bound of the
+        whole open (servers still starting then keep starting; calls wait for them).
+        ``start="eager"`` starts every enabled server as the host opens; ``"lazy"`` starts
+        none: a server starts at its first use (a call to one of its tools, a read of its
+        resource, a prompt, :meth:`use_server`), a call to a name no listing has starts only
+        the servers that may own it, and listing tools, resources or prompts starts them all
+        (concurrently) and waits for them.  Handlers take the
         server's name first: ``on_sampling(server, params)``, ``on_notification(server,
-        event)`` (plain or async functions on asyncio and trio); ``on_server_event
-        (ServerEvent)`` sees every change of state.  HTTP servers that answer 401 are
+        event)`` (plain or async functions on asyncio and trio), ``on_stderr(server, line)``
+        (each stderr line of a stdio server), ``on_trace(server, direction, message)`` (each
+        JSON-RPC message, ``"send"`` or ``"recv"``, credentials redacted); ``on_server_event
+        (ServerEvent)`` sees every change of state (also logged on
+        ``mcp_proto_io.lifecycle``).  HTTP servers that answer 401 are
         authorized with the tokens in ``auth_store`` (default: what ``mcp-proto login``
         stored) and, given an ``auth_redirect`` handler, by asking the user; an entry's
         OAuth block (Gemini ``oauth``, Cursor ``auth``...) gives the client id and scopes.
         Raises
-        :class:`~mcp_proto.host.ConfigError` for a bad config (every problem at once).
+        :class:`~mcp_proto.host.ConfigError` for a bad config (every problem at once) and
+        ``ValueError`` for an unknown ``start``.  ``ask(InputSpec)`` gives the value of a
+        VS Code input that neither ``inputs`` nor its ``MCP_PROTO_INPUT_<ID>`` variable gave
+        (None: its default, else a :class:`~mcp_proto.host.ConfigError` naming it).
+        ``log_level`` (an RFC 5424 name: ``debug`` ... ``emergency``) is sent to each server
+        with the logging capability as it starts, before its first call (its
+        ``notifications/message`` then reach ``on_notification`` and the
+        ``mcp_proto_io.server_log`` logger); a server that refuses it keeps its own
+        (logged on ``mcp_proto_io.lifecycle``); ``ValueError`` for another name.
         """
-        config = load_source(source, dialect=dialect, env=env, inputs=inputs)
+        if log_level is not None and log_level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {log_level!r}; use one of "
+                             f"{', '.join(LOG_LEVELS)}")
+        config = load_source(source, dialect=dialect, env=env, inputs=inputs, ask=ask)
         options = HostOptions(names=meta_policy(names or NamePolicy()), restart=restart,
                               timeout=timeout,
                               max_servers=max_servers, on_server_event=on_server_event,
                               on_sampling=on_sampling, on_elicitation=on_elicitation,
                               roots=roots, on_notification=on_notification,
                               client_info=client_info, limits=limits,
-                              auth_redirect=auth_redirect, auth_store=auth_store)
+                              auth_redirect=auth_redirect, auth_store=auth_store,
+                              start=start, on_stderr=on_stderr, on_trace=on_trace,
+                              log_level=log_level)
         return cls(config, options)
 
     return connect_config
@@ -260,14 +364,15 @@ def meta_public_name(core: HostCore, server: str, tool: str) -> str:
         raise MetaToolError(f"server {server!r} has no tool {tool!r}{hint}") from None
 
 
-def meta_message(exc: BaseException) -> str:
-    """What a model is told when a meta-tool failed: the error, URL values redacted, and
-    no stderr (a server's stderr is for its operator, not for the model)."""
+def meta_message(exc: BaseException, redactor: Redactor | None = None) -> str:
+    """What a model is told when a meta-tool failed: the error, URL values and
+    ``redactor``'s secrets redacted, and no stderr (a server's stderr is for its operator,
+    not for the model)."""
     if isinstance(exc, NotSent) and exc.reason is not None:
         exc = exc.reason  # its message would carry the reason's stderr lines
     if isinstance(exc, ServerExited):
         return f"ServerExited: the server exited with code {exc.exit_code}"
-    return redact_url(f"{type(exc).__name__}: {exc}")
+    return redact_url(f"{type(exc).__name__}: {exc}", redactor)
 
 
 def coerce_arguments(arguments: object) -> dict[str, Any] | None:

@@ -1,5 +1,5 @@
-"""The async Host's life on an event loop (asyncio and trio): what :mod:`._async` leaves to
-the runtime.
+"""The async Host's life on an event loop (asyncio and trio): what :mod:`._async` (and its
+resources and prompts, :mod:`._asynccatalog`) leaves to the runtime.
 
 Everything runs on the loop's thread, so the guard is a no-op; ``close()`` from another
 thread is handed to the loop.  The supervisor and the host's tasks belong to the host (never
@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from mcp_proto.host import HostConfig, ServerEvent
 
-from ._async import AsyncHostBase
+from ._asynccatalog import AsyncCatalogBase
 from ._common import HostOptions
 
 __all__ = ["AsyncHost"]
@@ -32,14 +32,15 @@ _H = TypeVar("_H", bound="AsyncHost")
 CLOSE_POLL = 0.005
 
 
-class AsyncHost(AsyncHostBase):
+class AsyncHost(AsyncCatalogBase):
     """Many MCP servers as one, from a config, on asyncio or trio.  Create it with
     ``connect_config`` and use it in ``async with``.
 
-    Servers start concurrently when the block is entered; one that fails leaves the rest
-    usable (see :meth:`servers`).  A server that exits fails the call in flight with
-    :class:`~mcp_proto.ServerExited` and is started again by the restart policy; no call is
-    ever replayed.  Cancelling a ``call_tool`` cancels it on its server.
+    Servers start concurrently when the block is entered (lazy: each at first use); one
+    that fails leaves the rest usable (see :meth:`servers`).  A server that exits fails the
+    call in flight with :class:`~mcp_proto.ServerExited` and is started again by the
+    restart policy; no call is ever replayed.  Cancelling a ``call_tool`` cancels it on its
+    server.
     """
 
     _new_guard = staticmethod(nullcontext)  # one thread: nothing to guard against
@@ -56,7 +57,7 @@ class AsyncHost(AsyncHostBase):
 
     def _dispatch(self) -> None:
         """Queue the state changes for ``on_server_event``, called in order in one task."""
-        self._events.extend(self._core.drain_events())
+        self._events.extend(self._drain())
         if self._options.on_server_event is None:
             self._events.clear()
             return

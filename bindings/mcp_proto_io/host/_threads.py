@@ -1,11 +1,13 @@
 """The blocking Host: many servers as one, on threads.
 
-Its moves are :class:`~mcp_proto_io.host._sync.HostBase`'s (generated from the Host written
-once, :mod:`._async`): one supervisor thread sleeps until the core's next deadline or a
-change, each start and each listing runs on its own short-lived thread, and every access to
-the host's state is under one ``RLock``.  What is the threads' own is here: ``close()`` stops
-the clients on threads of their own and joins the host's threads (each bounded), ``with``,
-and ``on_server_event`` called by whichever thread drained the change, in order.
+Its moves are :class:`~mcp_proto_io.host._sync.HostBase`'s and its resources and prompts
+:class:`~mcp_proto_io.host._synccatalog.CatalogBase`'s (generated from the Host written once,
+:mod:`._async` and :mod:`._asynccatalog`): one supervisor thread sleeps until the core's next
+deadline or a change, each start and each listing runs on its own short-lived thread, and every
+access to the host's state is under one ``RLock``. What is the threads' own is here:
+``close()`` stops the clients on threads of their own and joins the host's threads (each
+bounded), ``with``, and ``on_server_event`` called by whichever thread drained the change, in
+order.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from mcp_proto.host import HostConfig
 from .._sync import connect_http, connect_stdio
 from ._blocking import RUNTIME
 from ._common import HostOptions, host_connector
-from ._sync import HostBase
+from ._synccatalog import CatalogBase
 
 __all__ = ["Host", "connect_config"]
 
@@ -30,14 +32,14 @@ __all__ = ["Host", "connect_config"]
 THREAD_JOIN = 10.0
 
 
-class Host(HostBase):
+class Host(CatalogBase):
     """Many MCP servers as one, from a config.  Create it with :func:`connect_config` and use
     it in a ``with`` block.  Thread-safe.
 
-    Servers start concurrently when the block is entered; one that fails leaves the rest
-    usable (see :meth:`servers`).  A server that exits fails the call in flight with
-    :class:`~mcp_proto.ServerExited` and is started again by the restart policy; no call is
-    ever replayed.
+    Servers start concurrently when the block is entered (lazy: each at first use); one
+    that fails leaves the rest usable (see :meth:`servers`).  A server that exits fails the
+    call in flight with :class:`~mcp_proto.ServerExited` and is started again by the
+    restart policy; no call is ever replayed.
     """
 
     _rt = RUNTIME
@@ -59,7 +61,7 @@ class Host(HostBase):
         callback = self._options.on_server_event
         with self._dispatching:
             with self._guard:
-                events = self._core.drain_events()
+                events = self._drain()
             if callback is None:
                 return
             depth = getattr(self._delivering, "depth", 0)

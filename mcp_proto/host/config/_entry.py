@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from .._restart import RestartPolicy
 from .._spec import ConfigProblem, Dialect, ServerSpec, Transport
-from ._expand import Expander, dotenv_entries
+from ._expand import Expander, Var, dotenv_entries, literal_warnings
 
 __all__ = [
     "BARE_TIMEOUT_SECONDS_MAX",
@@ -167,6 +167,9 @@ class Ctx:
     env_files: Mapping[str, str]
     problems: list[ConfigProblem]
     warnings: list[str]
+    #: What ``on_missing="keep"`` kept as written: the problem it would be, and its note
+    #: (``HostConfig.kept``; the notes end ``HostConfig.warnings``).
+    kept: list[tuple[ConfigProblem, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -194,6 +197,8 @@ class _Entry:
     args_written: Any = None
     args_at: str | None = None
     args_span: tuple[int, int] = (0, 0)
+    args_warn_span: tuple[int, int] = (0, 0)
+    args_kept_span: tuple[int, int] = (0, 0)
     url: _Text | None = None
     url_key: str | None = None
     url_transport: Transport = "http"
@@ -226,7 +231,16 @@ class _Entry:
         where = f"{self.name}.{key}" if key else self.name
         self.ctx.warnings.append(f"{where}: {message}")
 
-    def text(self, key: str, value: Any, *, what: str = "a string") -> _Text | None:
+    def keep(self, key: str, problem: str, note: str, *, input_id: str | None = None) -> None:
+        """A value kept as written (``on_missing="keep"``): ``problem`` is what it would be
+        otherwise, ``note`` what the warning adds (``: kept as written``)."""
+        kept = ConfigProblem(self.name, key, problem, input=input_id)
+        self.ctx.kept.append((kept, f"{kept}{note}"))
+
+    def text(self, key: str, value: Any, *, what: str = "a string",
+             secret: bool = False) -> _Text | None:
+        """``value`` expanded, with a warning for each reference the dialect leaves literal
+        and each variable kept as written (``on_missing="keep"``); None after a problem."""
         if not isinstance(value, str):
             self.problem(key, f"must be {what}, not {type_name(value)}")
             return None
@@ -235,8 +249,14 @@ class _Entry:
         if "\x00" in value:
             self.problem(key, "must not contain a NUL character")
             return None
+        kept: list[Var] = []
         expanded, had_var = self.ctx.expander.expand(
-            value, server=self.name, field=key, problems=self.ctx.problems)
+            value, server=self.name, field=key, problems=self.ctx.problems, kept=kept)
+        for message in literal_warnings(value, self.ctx.dialect, secret=secret):
+            self.warn(key, message)
+        for var in kept:
+            self.keep(key, f"{var.describe()} is not set", ": kept as written",
+                      input_id=var.name if var.kind == "input" else None)
         return _Text(expanded, value, had_var)
 
 
@@ -302,7 +322,7 @@ def _h_args(e: _Entry, key: str, value: Any) -> None:
     if e.args is not None:
         e.problem(key, f"repeats the arguments of {e.args_key!r}")
         return
-    start = len(e.ctx.problems)
+    start, warn_start, kept_start = len(e.ctx.problems), len(e.ctx.warnings), len(e.ctx.kept)
     e.args_written, e.args_at = value, key
     if not isinstance(value, list):
         e.problem(key, f"must be a list of strings, not {type_name(value)}")
@@ -311,6 +331,8 @@ def _h_args(e: _Entry, key: str, value: Any) -> None:
         e.args = [t for t in texts if t is not None]
         e.args_key = key
     e.args_span = (start, len(e.ctx.problems))
+    e.args_warn_span = (warn_start, len(e.ctx.warnings))
+    e.args_kept_span = (kept_start, len(e.ctx.kept))
 
 
 def _string_map(e: _Entry, key: str, value: Any, *, headers: bool) -> dict[str, _Text]:
@@ -336,7 +358,7 @@ def _string_map(e: _Entry, key: str, value: Any, *, headers: bool) -> dict[str, 
                 continue
             e.warn(where, "is a number: taken as its decimal text")
             item = decimal
-        text = e.text(where, item)
+        text = e.text(where, item, secret=True)
         if text is None:
             continue
         if headers and ("\r" in text.value or "\n" in text.value):
@@ -655,6 +677,10 @@ def _transport(e: _Entry) -> Transport | None:
         # What reading them found wrong does not matter then.  An empty list says nothing.
         start, end = e.args_span
         del e.ctx.problems[start:end]
+        start, end = e.args_warn_span  # what they would pass literally: nothing is passed
+        del e.ctx.warnings[start:end]
+        start, end = e.args_kept_span
+        del e.ctx.kept[start:end]
         e.raw[e.args_at] = plain_copy(e.args_written)
         e.args = None
         e.warn(e.args_at, "a URL server ignores args: kept as written")
@@ -682,6 +708,10 @@ def _merge_env_file(e: _Entry) -> None:
         return
     key = e.env_file_key
     content = e.ctx.env_files.get(text.value)
+    if content is None and e.ctx.expander.on_missing == "keep":
+        e.keep(key, "the file was not read: its variables are not set", ", the key is kept")
+        e.templates["env_file"] = {"path": text.written, "keys": ()}
+        return
     if content is None:
         e.problem(key, f"the file {text.written!r} was not read "
                        "(the binding passes its text in env_files)")
@@ -741,6 +771,8 @@ def _forward(e: _Entry) -> None:
 def _missing(e: _Entry, key: str, name: str) -> None:
     if e.ctx.expander.on_missing == "error":
         e.problem(key, f"variable {name} is not set")
+    elif e.ctx.expander.on_missing == "keep":
+        e.keep(key, f"variable {name} is not set", ": kept as written")
 
 
 def parse_entry(name: str, entry: Mapping[str, Any], ctx: Ctx) -> ServerSpec | None:

@@ -23,6 +23,8 @@ Rules:
   (``on_missing="error"``), or keeps its template text (``"keep"``), or becomes ``""``
   (``"empty"``).  Home is ``env["HOME"]``, else ``env["USERPROFILE"]``: this module reads no
   environment, the caller passes it.
+- A reference the dialect does not expand, where another would, is literal text and a
+  warning (:func:`literal_warnings`); a bare ``$NAME`` only when it is the whole value.
 - No message or problem ever holds a value: only variable names and input ids.
 """
 
@@ -35,10 +37,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from .._spec import ConfigError, ConfigProblem, Dialect
+from .._spec import DIALECTS, ConfigError, ConfigProblem, Dialect
 
 __all__ = [
     "FORMS",
+    "INPUT_ENV_PREFIX",
     "MAX_DOTENV_BYTES",
     "ON_MISSING",
     "PREDEFINED",
@@ -47,6 +50,9 @@ __all__ = [
     "Part",
     "Var",
     "dotenv_entries",
+    "expanding_dialects",
+    "input_env_name",
+    "literal_warnings",
     "parse_dotenv",
     "render_var",
     "tokenize",
@@ -91,6 +97,18 @@ _INPUT_ID = re.compile(r"[^\s{}:]+\Z")
 _WINDOWS_PATH = re.compile(r"[A-Za-z]:[\\/]|\\\\")
 
 VarKind = Literal["env", "input", "predefined"]
+
+#: Prefix of the environment variable that gives a VS Code ``${input:ID}`` its value
+#: (:func:`input_env_name`): a secret need not go on a command line.
+INPUT_ENV_PREFIX = "MCP_PROTO_INPUT_"
+_NOT_ENV_CHAR = re.compile(r"[^A-Z0-9]")
+
+
+def input_env_name(ident: str) -> str:
+    """The environment variable giving input ``ident`` its value: ``MCP_PROTO_INPUT_`` and
+    the id upper-cased, each character outside ``A-Z0-9`` replaced by ``_``
+    (``api-key`` -> ``MCP_PROTO_INPUT_API_KEY``)."""
+    return INPUT_ENV_PREFIX + _NOT_ENV_CHAR.sub("_", ident.upper())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -227,18 +245,21 @@ class Expander:
     def missing_message(self, var: Var) -> str:
         """Why ``var`` has no value, and what the caller does about it (never a value)."""
         if var.kind == "input":
-            return (f"input {var.name!r} was not given (pass inputs={{{var.name!r}: ...}} "
-                    f"or --input {var.name}=VALUE)")
+            return (f"input {var.name!r} was not given: set {input_env_name(var.name)}, "
+                    f"pass inputs={{{var.name!r}: ...}} (--input {var.name}=VALUE) or "
+                    "an ask= callback")
         if var.kind == "predefined":
             need = "HOME (or USERPROFILE) in env" if var.name == "userHome" else "a workspace"
             return f"{var.text} needs {need}"
         return f"variable {var.name} is not set"
 
     def expand(self, text: str, *, server: str | None, field: str,
-               problems: list[ConfigProblem]) -> tuple[str, bool]:
+               problems: list[ConfigProblem],
+               kept: list[Var] | None = None) -> tuple[str, bool]:
         """``text`` with its variables replaced, in one pass, and whether it held any.  A
         missing variable appends a problem to ``problems`` (``on_missing="error"``; the text
-        keeps the reference) or keeps the reference / becomes empty."""
+        keeps the reference) or keeps the reference (appended to ``kept``) / becomes
+        empty."""
         parts = tokenize(text, self.dialect)
         if all(isinstance(p, str) for p in parts):
             return text, False
@@ -256,10 +277,67 @@ class Expander:
                 continue
             if value is None:
                 if self.on_missing == "error":
-                    problems.append(ConfigProblem(server, field, self.missing_message(part)))
+                    problems.append(ConfigProblem(
+                        server, field, self.missing_message(part),
+                        input=part.name if part.kind == "input" else None))
+                elif self.on_missing == "keep" and kept is not None:
+                    kept.append(part)
                 value = "" if self.on_missing == "empty" else part.text
             out.append(value)
         return "".join(out), True
+
+
+# -- references a dialect leaves literal -----------------------------------------------------
+
+def expanding_dialects(text: str) -> tuple[Dialect, ...]:
+    """The dialects that expand the reference ``text`` (one ``${...}`` or ``$NAME``)."""
+    return tuple(d for d in DIALECTS
+                 if any(isinstance(p, Var) and p.text == text for p in tokenize(text, d)))
+
+
+def _form(var: Var) -> str:
+    """The form of ``var`` for a message, without its value or default text."""
+    if not var.text.startswith("${"):
+        return "$NAME"
+    if var.kind == "input":
+        return "${input:...}"
+    if var.kind == "predefined":
+        return var.text
+    if var.text.startswith("${env:"):
+        return "${env:...}"
+    return "${...:-...}" if var.default is not None else "${...}"
+
+
+def literal_warnings(text: str, dialect: Dialect, *, secret: bool = False) -> list[str]:
+    """A message for each variable reference in ``text`` that ``dialect`` leaves literal,
+    where another dialect would expand it (``claude-desktop does not expand ${...}:
+    'EVERYTHING_KEY' is passed literally; in claude-code/gemini/generic it would expand``),
+    or that no dialect expands.  A ``${...}`` is always looked at; a bare ``$NAME`` only
+    when it is the whole value (``$`` inside a value is common: a shell line, a jq filter,
+    a password) and then, in a ``secret`` field (env and header values), not named.
+    Messages name variable names and input ids, never a value or a default."""
+    if "$" not in text:
+        return []
+    found: list[str] = []
+    expanded = {p.text for p in tokenize(text, dialect) if isinstance(p, Var)}
+    for m in _TOKEN.finditer(text):
+        if m[0] in expanded or (m["bare"] is not None and m[0] != text):
+            continue
+        others = expanding_dialects(m[0])
+        if not others:
+            body = m["body"] or ""
+            named = f" {m[0]}" if _NAME.match(body) else ""
+            found.append(f"no dialect expands the ${{...}}{named}: it is passed literally")
+            continue
+        (var,) = (p for p in tokenize(m[0], others[0]) if isinstance(p, Var))
+        what = "the value" if secret and var.text == text and m["bare"] is not None \
+            else f"{var.name!r}" if var.kind != "input" else f"input {var.name!r}"
+        said, _ = render_var(var, dialect)
+        hint = f" ({dialect} writes it {said})" \
+            if said is not None and said != var.text and what != "the value" else ""
+        found.append(f"{dialect} does not expand {_form(var)}: {what} is passed literally; "
+                     f"in {'/'.join(others)} it would expand{hint}")
+    return found
 
 
 # -- .env files -------------------------------------------------------------------------------

@@ -19,6 +19,19 @@ Paths (host-notes 3.1):
 - ``zed``: ``~/.config/zed/settings.json`` (``$XDG_CONFIG_HOME`` honoured; macOS uses the same
   folder), Windows ``%APPDATA%\\Zed\\settings.json``.
 - ``codex``: ``$CODEX_HOME/config.toml``, else ``~/.codex/config.toml``.
+
+Project files (:data:`PROJECT_FILES`, :func:`location_candidates`): a standard name looks in
+the project folder first (the current directory, or a workspace), then at the user's file,
+as the hosts do: Claude Code ``.mcp.json``, VS Code ``.vscode/mcp.json``, Cursor
+``.cursor/mcp.json``, Gemini CLI ``.gemini/settings.json`` (a settings file: used only when
+it holds ``mcpServers``, :data:`PROJECT_SERVERS_KEY`).  Not looked for: Codex's
+``.codex/config.toml`` (Codex reads it only for a project the user marked trusted, which
+this layer does not judge: pass its path), Zed's ``.zed/settings.json`` (whether Zed reads
+``context_servers`` there is unverified: pass its path), and Claude Desktop and Windsurf,
+which have no project file.  The folder is looked at, then each parent up to (not
+including) the user's home directory, else up to the filesystem root, as ``git`` finds its
+repository: run in ``project/src``, ``--config vscode`` finds ``project/.vscode/mcp.json``
+(:func:`project_folders`).
 """
 
 from __future__ import annotations
@@ -29,7 +42,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 
-__all__ = ["LOCATION_NAMES", "standard_location"]
+__all__ = ["LOCATION_NAMES", "MAX_PROJECT_DEPTH", "PROJECT_FILES", "PROJECT_SERVERS_KEY",
+           "location_candidates", "project_folders", "project_location", "standard_location"]
+
+#: Folders :func:`project_folders` walks up at most: deeper than any real source tree, and a
+#: bound for a path that never reaches its root (a malformed one).
+MAX_PROJECT_DEPTH = 64
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,3 +141,61 @@ def standard_location(name: str, *, platform: str, home: str, env: Mapping[str, 
     paths = ntpath if platform.startswith("win") else posixpath
     return locate(_Where(paths=paths, home=home, env=env, platform=platform,
                          workspace=workspace))
+
+
+#: Each host's project file, relative to the project folder (module docstring).
+PROJECT_FILES: dict[str, tuple[str, ...]] = {
+    "claude-code": (".mcp.json",),
+    "vscode": (".vscode", "mcp.json"),
+    "cursor": (".cursor", "mcp.json"),
+    "gemini": (".gemini", "settings.json"),
+}
+
+#: Hosts whose project file is a settings file of other things too: it counts only when it
+#: holds this servers key (a ``.gemini/settings.json`` with only a theme is no MCP config).
+PROJECT_SERVERS_KEY: dict[str, str] = {"gemini": "mcpServers"}
+
+
+def project_location(name: str, workspace: str, *, platform: str) -> str | None:
+    """The project file of host ``name`` in the folder ``workspace``, or None when the host
+    has none (or it is not looked for: module docstring)."""
+    parts = PROJECT_FILES.get(name)
+    if parts is None:
+        return None
+    paths = ntpath if platform.startswith("win") else posixpath
+    return str(paths.join(workspace, *parts))
+
+
+def project_folders(workspace: str, *, platform: str, home: str) -> tuple[str, ...]:
+    """``workspace`` and each of its parents, nearest first, up to (not including) ``home``
+    when the workspace is inside it, else up to the filesystem root.  ``home`` itself is
+    never a project folder: the user's files live there."""
+    paths = ntpath if platform.startswith("win") else posixpath
+    folder = paths.normpath(workspace)
+    stop = paths.normcase(paths.normpath(home)) if home else None
+    folders: list[str] = []
+    for _ in range(MAX_PROJECT_DEPTH):
+        if stop is not None and paths.normcase(folder) == stop:
+            break
+        folders.append(folder)
+        parent = paths.dirname(folder)
+        if parent == folder:  # the root
+            break
+        folder = parent
+    return tuple(folders)
+
+
+def location_candidates(name: str, *, platform: str, home: str, env: Mapping[str, str],
+                        workspace: str | None = None) -> tuple[str, ...]:
+    """Where host ``name`` keeps its config, in the order to look: the project file of
+    ``workspace`` and of each parent folder (:func:`project_folders`; when a workspace is
+    given and the host has a project file), then the user's file.  The binding takes the
+    first that exists (the last when none does).  ``ValueError`` for an unknown name."""
+    user = standard_location(name, platform=platform, home=home, env=env)
+    projects: list[str] = []
+    if workspace and name in PROJECT_FILES:
+        for folder in project_folders(workspace, platform=platform, home=home):
+            project = project_location(name, folder, platform=platform)
+            if project is not None and project != user and project not in projects:
+                projects.append(project)
+    return (*projects, user)

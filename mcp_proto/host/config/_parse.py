@@ -55,7 +55,13 @@ Rules (host-notes 3.1 and 3.2; where the notes were silent the choice is written
   Codex keeps its ``*_env_var`` keys there too: ``env_vars`` (names), ``bearer_token_env_var``
   and ``env_http_headers``.  ``envFile`` (Cursor stdio, VS Code) is looked up in
   ``env_files`` by its expanded path and merged under ``env``; ``templates["env_file"]`` is
-  ``{"path": <as written>, "keys": (<names it supplied>)}``.
+  ``{"path": <as written>, "keys": (<names it supplied>)}``.  A reference the dialect
+  leaves literal (``${X}`` in Claude Desktop or Cursor ...) is a warning naming server,
+  field and variable (``_expand.literal_warnings``); under ``on_missing="keep"`` so is each
+  variable kept unset, and an ``envFile`` not passed in ``env_files`` is kept unread.
+- **Inputs** (VS Code): the root ``inputs`` are read into ``HostConfig.inputs``
+  (``_inputs``; kept as written in ``extra``); a declared ``default`` is the value of an
+  input not given; :func:`needed_inputs` says which ones a file uses.
 - **Zed**: ``"source": "custom"`` entries and the legacy ``"command": {"path", "args",
   "env"}`` shape are read alike (written back in the custom shape); ``"source":
   "extension"`` entries are kept whole in ``raw`` with ``enabled=False`` and a warning (an
@@ -77,7 +83,15 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from .._spec import DIALECTS, ConfigError, ConfigProblem, Dialect, HostConfig, ServerSpec
+from .._spec import (
+    DIALECTS,
+    ConfigError,
+    ConfigProblem,
+    Dialect,
+    HostConfig,
+    InputSpec,
+    ServerSpec,
+)
 from ._entry import (
     BARE_TIMEOUT_SECONDS_MAX,
     KEY_TABLES,
@@ -89,7 +103,8 @@ from ._entry import (
     type_name,
     word,
 )
-from ._expand import ON_MISSING, Expander, OnMissing
+from ._expand import ON_MISSING, Expander, OnMissing, Var, input_env_name, tokenize
+from ._inputs import parse_inputs
 
 __all__ = [
     "BARE_TIMEOUT_SECONDS_MAX",
@@ -107,6 +122,7 @@ __all__ = [
     "detect_dialect",
     "env_file_paths",
     "gemini_enabled",
+    "needed_inputs",
     "parse_config",
 ]
 
@@ -506,9 +522,11 @@ def parse_config(source: str | bytes | Mapping[str, Any], *, dialect: str | None
     servers_key = ROOT_KEYS[resolved]
     extra = {str(k): plain_copy(v) for k, v in root.items() if k != servers_key}
     servers = _check_root(root, resolved, problems, warnings)
+    declared = parse_inputs(extra.get("inputs"), warnings) if resolved == "vscode" else ()
+    given = {**{i.id: i.default for i in declared if i.default is not None}, **(inputs or {})}
     ctx = Ctx(dialect=resolved, problems=problems, warnings=warnings,
                env_files=env_files or {},
-               expander=Expander(dialect=resolved, env=env or {}, inputs=inputs or {},
+               expander=Expander(dialect=resolved, env=env or {}, inputs=given,
                                  workspace=workspace or _infer_workspace(path),
                                  on_missing=on_missing))
     specs: dict[str, ServerSpec] = {}
@@ -532,8 +550,10 @@ def parse_config(source: str | bytes | Mapping[str, Any], *, dialect: str | None
         _note_projects(extra, warnings)
     if problems:
         raise ConfigError([_printable_problem(p) for p in problems], path)
+    kept = [(_printable_problem(p), _printable(note)) for p, note in ctx.kept]
     return HostConfig(servers=specs, dialect=resolved, extra=extra,
-                      warnings=tuple(_printable(w) for w in warnings), path=path)
+                      warnings=tuple(_printable(w) for w in warnings) + tuple(n for _, n in kept),
+                      path=path, inputs=declared, kept=tuple(p for p, _ in kept))
 
 
 def _printable(text: str) -> str:
@@ -546,7 +566,7 @@ def _printable_problem(problem: ConfigProblem) -> ConfigProblem:
     server, where = problem.server, problem.field
     return ConfigProblem(None if server is None else _printable(server),
                          None if where is None else _printable(where),
-                         _printable(problem.message))
+                         _printable(problem.message), problem.input)
 
 
 def _replace_enabled(spec: ServerSpec) -> ServerSpec:
@@ -598,3 +618,56 @@ def env_file_paths(source: str | bytes | Mapping[str, Any], *, dialect: str | No
                 text, _ = expander.expand(value, server=str(name), field=key, problems=[])
                 found[text] = None
     return tuple(found)
+
+
+#: The kinds of key whose values are expanded (``_entry``): where ``${input:ID}`` is read.
+_EXPANDED_KINDS = frozenset({"command", "command_or_list", "zed_command", "args", "env",
+                             "env_file", "cwd", "url_http", "url_sse", "url_http_alias",
+                             "headers"})
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in ``value`` (nesting already bounded by ``_load``)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def needed_inputs(source: str | bytes | Mapping[str, Any], *, dialect: str | None = None,
+                  path: str | None = None) -> tuple[InputSpec, ...]:
+    """The inputs a config's servers refer to (``${input:ID}`` in a value it expands), in
+    file order without repeats: each as declared in the root ``inputs``, or a bare
+    :class:`InputSpec` for an id the file does not declare.  Empty for a dialect without
+    inputs (only ``vscode`` has them).  What the binding gathers before parsing (explicit,
+    environment, ask).  Never raises for a bad config: :func:`parse_config` reports it."""
+    problems: list[ConfigProblem] = []
+    try:
+        root, _ = _load(source, problems)
+    except TypeError:
+        return ()
+    if root is None or (dialect is not None and dialect not in DIALECTS):
+        return ()
+    resolved: Dialect = dialect if dialect is not None else detect_dialect(root, path=path)
+    servers = root.get(ROOT_KEYS[resolved])
+    if resolved != "vscode" or not isinstance(servers, Mapping):
+        return ()
+    declared = {i.id: i for i in parse_inputs(root.get("inputs"), [])}
+    kinds = dict(KEY_TABLES[resolved])
+    found: dict[str, InputSpec] = {}
+    for entry in servers.values():
+        if not isinstance(entry, Mapping):
+            continue
+        for key, value in entry.items():
+            if kinds.get(key) not in _EXPANDED_KINDS:
+                continue
+            for text in _strings(value):
+                for part in tokenize(text, resolved):
+                    if isinstance(part, Var) and part.kind == "input" \
+                            and part.name not in found:
+                        found[part.name] = declared.get(part.name) or InputSpec(
+                            id=part.name, env_var=input_env_name(part.name))
+    return tuple(found.values())
