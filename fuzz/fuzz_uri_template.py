@@ -165,11 +165,14 @@ _FIRST = {"": "", "+": "", "#": "#", ".": ".", "/": "/", ";": ";", "?": "?", "&"
 _SEP = {"": ",", "+": ",", "#": ",", ".": ".", "/": "/", ";": ";", "?": "&", "&": "&"}
 _NAMED = frozenset(";?&")
 _VARSPEC = re.compile(r"([^:*]*)(?::(\d{1,4})|(\*))?$")
+#: RFC 6570's varname (its characters: a named expansion writes the name into the URI).
+_VARNAME = re.compile(r"[A-Za-z0-9_.%]+")
 
 
 def expand(template: str, values: dict[str, str]) -> str:
     """``template`` expanded (RFC 6570 section 3.2) with string ``values`` of unreserved
-    characters (so no encoding); undefined variables are left out."""
+    characters (so no encoding); undefined variables, and those whose name is not an RFC
+    6570 varname, are left out."""
     out: list[str] = []
     end = 0
     for m in _EXPRESSION.finditer(template):
@@ -180,7 +183,7 @@ def expand(template: str, values: dict[str, str]) -> str:
         for spec in body.split(","):
             vm = _VARSPEC.match(spec)
             name, prefix = (vm.group(1), vm.group(2)) if vm else (spec, None)
-            if name not in values:
+            if name not in values or not _VARNAME.fullmatch(name):
                 continue
             value = values[name]
             if prefix is not None:

@@ -36,7 +36,8 @@ CORPUS = FUZZ / "corpus"
 DICTS = {"ndjson": "jsonrpc.dict", "jsonrpc": "jsonrpc.dict", "session": "jsonrpc.dict",
          "content": "jsonrpc.dict", "config": "config.dict", "schema": "schema.dict",
          "challenge": "challenge.dict", "discovery": "discovery.dict", "jwt": "jwt.dict",
-         "sse": "sse.dict"}
+         "sse": "sse.dict", "uri_template": "uri_template.dict", "redact": "redact.dict",
+         "http_error": "http_error.dict"}
 #: Bytes of the largest input libFuzzer makes (the seeds may be longer).
 MAX_LEN = 16384
 

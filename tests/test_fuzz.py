@@ -23,12 +23,15 @@ from fuzz import (
     fuzz_config,
     fuzz_content,
     fuzz_discovery,
+    fuzz_http_error,
     fuzz_jsonrpc,
     fuzz_jwt,
     fuzz_ndjson,
+    fuzz_redact,
     fuzz_schema,
     fuzz_session,
     fuzz_sse,
+    fuzz_uri_template,
 )
 from mcp_proto import (
     MODERN_VERSIONS,
@@ -56,6 +59,7 @@ HARNESSES: dict[str, ModuleType] = {
 CORPORA: dict[str, ModuleType] = {
     **HARNESSES, "config": fuzz_config, "schema": fuzz_schema, "content": fuzz_content,
     "challenge": fuzz_challenge, "discovery": fuzz_discovery, "jwt": fuzz_jwt, "sse": fuzz_sse,
+    "uri_template": fuzz_uri_template, "redact": fuzz_redact, "http_error": fuzz_http_error,
 }
 
 FUZZ = settings(max_examples=300, deadline=None,
