@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from mcp_proto.host._spec import DIALECTS  # noqa: E402
-from mcp_proto.host.config._entry import KEY_TABLES  # noqa: E402
+from mcp_proto.host.config._entry import EXPANDED_KINDS, KEY_TABLES  # noqa: E402
 from mcp_proto.host.config._expand import FORMS, PREDEFINED  # noqa: E402
 from mcp_proto.host.config._locations import (  # noqa: E402
     LOCATION_NAMES,
@@ -85,9 +85,6 @@ KIND_TEXT: dict[str, str] = {
     "env_headers": "header -> env var holding its value",
 }
 
-_EXPANDED = frozenset({"command", "command_or_list", "zed_command", "args", "env", "env_file",
-                       "cwd", "url_http", "url_http_alias", "url_sse", "headers"})
-
 
 def _files(dialect: str) -> str:
     if dialect not in LOCATION_NAMES:
@@ -126,7 +123,7 @@ def _keys(dialect: str) -> str:
     for key, kind in KEY_TABLES[dialect]:  # type: ignore[index]
         if kind not in KIND_TEXT:
             raise SystemExit(f"make_dialects.py: word the key kind {kind!r} in KIND_TEXT")
-        mark = "\\*" if kind in _EXPANDED and FORMS[dialect] else ""  # type: ignore[index]
+        mark = "\\*" if kind in EXPANDED_KINDS and FORMS[dialect] else ""  # type: ignore[index]
         parts.append(f"`{key}`{mark} {KIND_TEXT[kind]}")
     return "; ".join(parts)
 

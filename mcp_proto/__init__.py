@@ -51,6 +51,7 @@ from ._errors import (
     UnsupportedVersion,
 )
 from ._events import (
+    LOG_LEVELS,
     BadMessage,
     Closed,
     Completed,
@@ -150,6 +151,7 @@ __all__ = [
     "ALL_VERSIONS",
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
+    "LOG_LEVELS",
     "MIN_SECRET_LENGTH",
     "MODERN_VERSIONS",
     "REDACTED",

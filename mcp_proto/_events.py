@@ -16,6 +16,7 @@ from ._tasks import Task
 from ._types import Implementation, RequestId
 
 __all__ = [
+    "LOG_LEVELS",
     "BadMessage",
     "Closed",
     "Completed",
@@ -114,6 +115,12 @@ class ServerRequestCancelled:
 
     request_id: RequestId
     reason: str | None = None
+
+
+#: The log levels of ``logging/setLevel`` and ``notifications/message`` (RFC 5424 as MCP
+#: names them), least severe first.
+LOG_LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical",
+                               "alert", "emergency")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

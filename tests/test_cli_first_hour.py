@@ -419,33 +419,10 @@ def test_vscode_inputs_are_asked_on_a_terminal(tmp_path: Path) -> None:
     """Issue 23 item 6: VS Code ``promptString`` inputs are asked on the terminal; a
     ``password`` one is not echoed."""
     path = _inputs_config(tmp_path)
-    argv = [str(CONSOLE), "--config", path, "call", "v__echo", "--args", '{"text": "hi"}']
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: the pseudo-terminal is its stdin, stdout, stderr and /dev/tty
-        try:
-            os.execve(argv[0], argv, console_env())
-        finally:
-            os._exit(127)
-    status: list[int] = []
-
-    def done() -> bool:
-        if not status:
-            waited, code = os.waitpid(pid, os.WNOHANG)
-            if waited:
-                status.append(code)
-        return bool(status)
-
-    try:
-        shown = read_until_exit(fd, done, time.monotonic() + PTY_DEADLINE,
-                                [(b"Server name", b"alice\n"), (b"API token", b"pw-" +
-                                                                SECRET.encode() + b"\n")])
-    finally:
-        os.close(fd)
-        if not done():
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-    text = shown.decode(errors="replace")
-    assert status and os.waitstatus_to_exitcode(status[0]) == 0, text
+    code, text = run_on_pty(["--config", path, "call", "v__echo", "--args", '{"text": "hi"}'],
+                            [(b"Server name", b"alice\n"),
+                             (b"API token", b"pw-" + SECRET.encode() + b"\n")])
+    assert code == 0, text
     assert "alice:hi" in text
     assert SECRET not in text  # the password was not echoed
 

@@ -676,3 +676,10 @@ def test_message_keys_and_token_counts() -> None:
         "input_tokens": 12, "outputTokens": 7, "total_tokens": 19.0, "cache_tokens": None,
         "refresh_token": REDACTED, "access_token": REDACTED, "has_password": True,
         "pin_password": REDACTED, "tokens": REDACTED}}
+
+
+def test_every_mcp_log_level_has_a_python_level() -> None:
+    """The server-log logger maps each MCP level (one table, ``mcp_proto.LOG_LEVELS``)."""
+    from mcp_proto import LOG_LEVELS  # noqa: PLC0415 - the one table, next to its use
+
+    assert set(_logs.PYTHON_LEVELS) == set(LOG_LEVELS)

@@ -47,7 +47,7 @@ from ._handlers import StderrCallback, TraceCallback
 
 __all__ = [
     "LIFECYCLE",
-    "LOG_LEVELS",
+    "PYTHON_LEVELS",
     "MAX_STDERR_LINE",
     "SERVER_LOG",
     "STDERR",
@@ -76,8 +76,8 @@ MAX_STDERR_LINE = 4096
 #: most in UTF-8): the rest, up to the next newline, is dropped.
 _MAX_PARTIAL = MAX_STDERR_LINE * 4
 
-#: RFC 5424 levels (MCP's) -> ``logging`` levels.
-LOG_LEVELS = {
+#: MCP's log levels (:data:`mcp_proto.LOG_LEVELS`) -> ``logging`` levels.
+PYTHON_LEVELS = {
     "debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO,
     "warning": logging.WARNING, "error": logging.ERROR, "critical": logging.CRITICAL,
     "alert": logging.CRITICAL, "emergency": logging.CRITICAL,
@@ -159,7 +159,7 @@ class Observer:
         """A ``notifications/message`` the server sent (logged when enabled).  Never raises:
         data that cannot be written as JSON is logged as a placeholder."""
         try:
-            level = LOG_LEVELS.get(event.level, logging.INFO)
+            level = PYTHON_LEVELS.get(event.level, logging.INFO)
             if not SERVER_LOG.isEnabledFor(level):
                 return
             data = event.data

@@ -65,7 +65,7 @@ from ._state import (
 )
 from ._tools import TOOL_TARGETS, tool_definition, tool_definitions
 from .config._dump import dump_config, dump_config_with_warnings
-from .config._expand import input_env_name, literal_warnings, parse_dotenv
+from .config._expand import INPUT_ENV_PREFIX, input_env_name, literal_warnings, parse_dotenv
 from .config._locations import (
     LOCATION_NAMES,
     PROJECT_FILES,
@@ -82,6 +82,7 @@ __all__ = [
     "DEFAULT_MAX_SERVERS",
     "DEFAULT_RESTART",
     "DIALECTS",
+    "INPUT_ENV_PREFIX",
     "LOCATION_NAMES",
     "MAX_META_TIMEOUT",
     "META_TOOLS",

@@ -137,10 +137,6 @@ class HostCatalog:
         if self._prompts.pop(server, None) is not None:
             self._prompt_names = None
 
-    def prompts_known(self, server: str) -> bool:
-        """Whether ``server``'s prompts were listed."""
-        return server in self._prompts
-
     def known(self, kind: str, server: str) -> bool:
         """Whether ``server`` listed ``kind`` (``resources``, ``templates``, ``prompts``)."""
         if kind == "resources":

@@ -19,7 +19,24 @@ def _not_asked(unavailable: Mapping[str, str]) -> str:
                                        for server, state in unavailable.items())
 
 
-class UnknownTool(MCPError, LookupError):
+class _UnknownName(MCPError, LookupError):
+    """No tool or prompt has that public name (nothing was sent): the name, the public names
+    that look like it (``close_matches``) and the servers not asked (``unavailable``)."""
+
+    #: What has no such name, for the message ("tool", "prompt").
+    kind = "name"
+
+    def __init__(self, name: str, close_matches: tuple[str, ...] = (), *,
+                 unavailable: Mapping[str, str] | None = None) -> None:
+        self.name = name
+        self.close_matches = tuple(close_matches)
+        self.unavailable: Mapping[str, str] = dict(unavailable or {})
+        hint = f"; did you mean {', '.join(self.close_matches)}?" if self.close_matches else ""
+        super().__init__(f"no {self.kind} is named {name!r}{hint}"
+                         f"{_not_asked(self.unavailable)}")
+
+
+class UnknownTool(_UnknownName):
     """No tool has that public name (nothing was sent).  ``close_matches`` lists the public
     names that look like it; check the name against :meth:`Host.list_tools`.
 
@@ -28,16 +45,10 @@ class UnknownTool(MCPError, LookupError):
     ``disabled`` ...): the name may be theirs; see ``Host.servers()`` for why, and try
     again once they run."""
 
-    def __init__(self, name: str, close_matches: tuple[str, ...] = (), *,
-                 unavailable: Mapping[str, str] | None = None) -> None:
-        self.name = name
-        self.close_matches = tuple(close_matches)
-        self.unavailable: Mapping[str, str] = dict(unavailable or {})
-        hint = f"; did you mean {', '.join(self.close_matches)}?" if self.close_matches else ""
-        super().__init__(f"no tool is named {name!r}{hint}{_not_asked(self.unavailable)}")
+    kind = "tool"
 
 
-class UnknownPrompt(MCPError, LookupError):
+class UnknownPrompt(_UnknownName):
     """No prompt has that public name (nothing was sent).  ``close_matches`` lists the public
     names that look like it; check the name against :meth:`Host.list_prompts`.
 
@@ -45,13 +56,7 @@ class UnknownPrompt(MCPError, LookupError):
     prompts were not listed (still starting, failed, in backoff, disabled, or running but
     not answering before the deadline), as for :class:`UnknownTool`."""
 
-    def __init__(self, name: str, close_matches: tuple[str, ...] = (), *,
-                 unavailable: Mapping[str, str] | None = None) -> None:
-        self.name = name
-        self.close_matches = tuple(close_matches)
-        self.unavailable: Mapping[str, str] = dict(unavailable or {})
-        hint = f"; did you mean {', '.join(self.close_matches)}?" if self.close_matches else ""
-        super().__init__(f"no prompt is named {name!r}{hint}{_not_asked(self.unavailable)}")
+    kind = "prompt"
 
 
 class UnknownResource(MCPError, LookupError):

@@ -403,7 +403,7 @@ def owner_candidates(public: str, servers: Iterable[str], policy: NamePolicy
     first: list[str] = []
     rest: list[str] = []
     for server in names:
-        prefix = _start(_INVALID.sub("_", server) + policy.separator)[:keep]
+        prefix = clean_name(server + policy.separator)[:keep]
         (first if public.startswith(prefix) else rest).append(server)
     return first, rest
 

@@ -32,7 +32,7 @@ from .._errors import (
     RequestCancelled,
     RpcError,
 )
-from .._events import Closed, Event, Failed, Ready, RequestHandle
+from .._events import LOG_LEVELS, Closed, Event, Failed, Ready, RequestHandle
 from .._limits import Limits
 from .._tasks import TASKS_EXTENSION, Task, parse_task
 from .._types import (
@@ -71,9 +71,7 @@ from ._task_runner import TaskRunner
 
 __all__ = ["ClientSession", "SessionStats"]
 
-_LOG_LEVELS = frozenset(
-    {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
-)
+_LOG_LEVELS = frozenset(LOG_LEVELS)
 
 
 

@@ -23,12 +23,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
-from mcp_proto import HANDSHAKE_VERSIONS, MODERN_VERSIONS, __version__
+from mcp_proto import HANDSHAKE_VERSIONS, MODERN_VERSIONS, Implementation, __version__
 from mcp_proto.host import DIALECTS, TOOL_TARGETS
 
 from ..host._config_files import LOCATION_NAMES
 
 __all__ = [
+    "CLIENT_INFO",
     "COMMANDS",
     "FLAGS",
     "GLOBAL_FLAGS",
@@ -48,6 +49,9 @@ __all__ = [
     "url",
     "version_text",
 ]
+
+#: Who the command says it is in each handshake (one name for every server it talks to).
+CLIENT_INFO = Implementation(name="mcp-proto-cli", version=__version__)
 
 Mode = Literal["command", "url", "config"]
 MODES: tuple[Mode, ...] = ("command", "url", "config")

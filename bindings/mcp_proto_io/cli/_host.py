@@ -33,9 +33,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TextIO, TypeVar
 
-from mcp_proto import Implementation
 from mcp_proto.host import (
     DIALECTS,
+    INPUT_ENV_PREFIX,
     ConfigError,
     ConfigProblem,
     HostConfig,
@@ -49,7 +49,7 @@ from mcp_proto.host import (
 
 from ..host._config_files import find_config, load_config, save_config
 from ..threads import Host, connect_config
-from ._args import UsageError, key_values
+from ._args import CLIENT_INFO, UsageError, key_values
 from ._show import (
     era_word,
     first_line,
@@ -63,11 +63,7 @@ from ._show import (
 )
 from ._watch import ProgressBar, StatusLine, TaskStatusLine, WaitingLine
 
-#: The prefix of the environment variables that give VS Code inputs (``MCP_PROTO_INPUT_<ID>``):
-#: removed from this process's environment once the config is loaded.
-INPUT_ENV_PREFIX = input_env_name("x")[:-1]
-
-__all__ = ["CHECK_COLUMNS", "INPUT_ENV_PREFIX", "LAZY", "VERBOSE_LOG_LEVEL", "add_config_command",
+__all__ = ["CHECK_COLUMNS", "LAZY", "VERBOSE_LOG_LEVEL", "add_config_command",
            "config_error_text", "load", "plain_call_note", "run_config_command", "run_host"]
 
 _T = TypeVar("_T")
@@ -262,7 +258,7 @@ def run_host(args: argparse.Namespace, out: TextIO, status: StatusLine) -> int:
     line, the progress bar and the log records share."""
     listing = args.cmd == "servers" and not args.check  # nothing starts: nothing needed
     config = _only(load(args, args.config, keep=listing), list(args.server))
-    for warning in config.other_warnings if listing else config.warnings:
+    for warning in config.other_warnings:
         sys.stderr.write(f"mcp-proto: warning: {warning}\n")
     if listing:
         return _list_servers(config, args.json, out)
@@ -272,14 +268,13 @@ def run_host(args: argparse.Namespace, out: TextIO, status: StatusLine) -> int:
             sys.stderr.write(f"mcp-proto: server {name!r} is disabled\n")
         return 1
     host = connect_config(config, timeout=args.timeout, restart=None,
-                          client_info=Implementation(name="mcp-proto-cli", version="0.1.0"),
+                          client_info=CLIENT_INFO,
                           start="lazy" if args.cmd in LAZY else "eager",
                           log_level=VERBOSE_LOG_LEVEL if args.verbose else None)
-    seen: dict[str, float] = {}  # when each server was first seen starting
     try:
-        with WaitingLine(host.servers, status, seen=seen):
+        with WaitingLine(host.servers, status):
             host.open()
-        code = _run(host, args, out, status, seen)
+        code = _run(host, args, out, status)
         if code or args.cmd in LAZY:
             return code
         states = host.servers()
@@ -290,21 +285,20 @@ def run_host(args: argparse.Namespace, out: TextIO, status: StatusLine) -> int:
     return 1 if failed else 0
 
 
-def _run(host: Host, args: argparse.Namespace, out: TextIO, status: StatusLine,
-         seen: dict[str, float]) -> int:
+def _run(host: Host, args: argparse.Namespace, out: TextIO, status: StatusLine) -> int:
     """One command through the host.  Only the host's calls run inside the waiting line;
     what they return is printed after it is erased (never on the waiting line's row)."""
     cmd = args.cmd
 
     def wait(call: Callable[[], _T]) -> _T:
-        with WaitingLine(host.servers, status, seen=seen):
+        with WaitingLine(host.servers, status):
             return call()
 
     if cmd == "servers":
         _check_table(wait(host.servers), args.json, out)
         return 0
     if cmd == "call":
-        return _call(host, args, out, status, seen)
+        return _call(host, args, out, status)
     timeout = args.timeout  # each listing waits at most this long for servers starting
     if cmd == "schema":
         return _schema(wait(lambda: host.list_tools(timeout=timeout)), args, out)
@@ -375,14 +369,13 @@ def plain_call_note(name: str, task: bool, task_line: TaskStatusLine) -> None:
         sys.stderr.write(f"mcp-proto: {name!r} does not run as a task; called it plainly\n")
 
 
-def _call(host: Host, args: argparse.Namespace, out: TextIO, status: StatusLine,
-          seen: dict[str, float]) -> int:
+def _call(host: Host, args: argparse.Namespace, out: TextIO, status: StatusLine) -> int:
     """``--config FILE call NAME``: one call through the host, printed as a plain call; the
     waiting line while the tool's server starts."""
     bar = ProgressBar(status, force=args.progress)
     task_line = TaskStatusLine(status)
     try:
-        with WaitingLine(host.servers, status, seen=seen):
+        with WaitingLine(host.servers, status):
             result = host.call_tool(args.tool, args.arguments, on_progress=bar,
                                     timeout=args.timeout, provider=args.provider,
                                     task=args.task or None, on_task_status=task_line)

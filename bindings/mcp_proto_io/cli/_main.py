@@ -51,7 +51,6 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from mcp_proto import (
-    Implementation,
     MCPError,
     Progress,
     RpcError,
@@ -62,6 +61,7 @@ from mcp_proto.host import ConfigError, SchemaError, normalize_schema, redact_ur
 
 from ..threads import _ClientBase, connect_http, connect_stdio
 from ._args import (
+    CLIENT_INFO,
     UsageError,
     build_parser,
     check_flags,
@@ -91,11 +91,10 @@ from ._show import (
     print_schema,
     table,
 )
-from ._watch import ProgressBar, StatusLine, TaskStatusLine, stderr_logging
+from ._watch import ProgressBar, StatusLine, TaskStatusLine, isatty, stderr_logging
 
 __all__ = ["LAUNCHERS", "main", "stdio_label"]
 
-CLIENT_INFO = Implementation(name="mcp-proto-cli", version="0.1.0")
 
 #: Programs that run a server given as their argument (beside ``python*``): a server they
 #: start is named after that script or package, not after them (``server 'python' exited``
@@ -178,17 +177,10 @@ def _connect(args: argparse.Namespace, command: list[str]) -> _ClientBase:
                          label=stdio_label(command))
 
 
-def _isatty(out: TextIO) -> bool:
-    try:
-        return bool(out.isatty())
-    except (AttributeError, ValueError, OSError):
-        return False
-
-
 def _heading(client: _ClientBase, out: TextIO) -> None:
     """``# name version - MCP 2025-06-18 (handshake)``, on a terminal only: a pipe gets
     the table alone (``tools -- CMD | cut -d' ' -f1``)."""
-    if not _isatty(out):
+    if not isatty(out):
         return
     info = client.server_info
     out.write(f"# {info.title or info.name} {info.version} - MCP {client.protocol_version}"

@@ -148,21 +148,25 @@ def print_prompt(result: GetPromptResult, as_json: bool, out: TextIO) -> None:
         out.write(f"{m.role}: {block_text(m.content)}\n")
 
 
+def _function(definition: dict[str, Any]) -> dict[str, Any]:
+    """The part of a provider tool definition that names the function: its ``function``
+    object (OpenAI Chat) or the definition itself (the others)."""
+    inner = definition.get("function")
+    return inner if isinstance(inner, dict) else definition
+
+
 def definition_name(definition: dict[str, Any]) -> str:
     """A provider tool definition's name, whatever its shape."""
-    inner = definition.get("function")
-    return str((inner if isinstance(inner, dict) else definition).get("name"))
+    return str(_function(definition).get("name"))
 
 
 def definition_strict(definition: dict[str, Any]) -> str:
-    inner = definition.get("function")
-    value = (inner if isinstance(inner, dict) else definition).get("strict")
+    value = _function(definition).get("strict")
     return "-" if value is None else str(value).lower()
 
 
 def _definition_description(definition: dict[str, Any]) -> str:
-    inner = definition.get("function")
-    value = (inner if isinstance(inner, dict) else definition).get("description")
+    value = _function(definition).get("description")
     return first_line(value if isinstance(value, str) else None)
 
 

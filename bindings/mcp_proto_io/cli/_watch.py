@@ -31,6 +31,7 @@ __all__ = [
     "StatusLine",
     "TaskStatusLine",
     "WaitingLine",
+    "isatty",
     "stderr_logging",
     "waiting_text",
 ]
@@ -59,7 +60,7 @@ class StatusLine:
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = _stderr() if stream is None else stream
-        self.tty = _isatty(self.stream)
+        self.tty = isatty(self.stream)
         self._lock = threading.Lock()
         self._text = ""
 
@@ -90,7 +91,8 @@ class StatusLine:
             self.stream.flush()
 
 
-def _isatty(stream: TextIO) -> bool:
+def isatty(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal (False for one without ``isatty`` or closed)."""
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):
@@ -144,20 +146,15 @@ class TaskStatusLine:
         self.status.line(text[:300])
 
 
-def waiting_text(servers: Mapping[str, ServerStatus], now: float,
-                 seen: dict[str, float] | None = None) -> str:
-    """``waiting for git (starting, 3.2 s)``, for the servers now starting ("" for none).
-    The time is since the status's ``started_at``; without one, since the server was first
-    seen starting (``seen``: name -> that time, kept up to date here)."""
+def waiting_text(servers: Mapping[str, ServerStatus], now: float) -> str:
+    """``waiting for git (starting, 3.2 s)``, for the servers now starting ("" for none):
+    the time since each status's ``started_at`` (set for every starting server, on the
+    host's monotonic clock, as ``now``)."""
     parts = []
     for name, status in servers.items():
         if status.state != "starting":
-            if seen is not None:
-                seen.pop(name, None)
             continue
         started = status.started_at
-        if started is None and seen is not None:
-            started = seen.setdefault(name, now)
         took = f", {max(0.0, now - started):.1f} s" if started is not None else ""
         parts.append(f"{name} (starting{took})")
     return f"waiting for {', '.join(parts)}" if parts else ""
@@ -165,22 +162,17 @@ def waiting_text(servers: Mapping[str, ServerStatus], now: float,
 
 class WaitingLine:
     """While a call or an open waits, redraws "waiting for NAME (starting, 3.2 s)" every
-    :data:`WAIT_REDRAW` seconds from ``servers()`` (a Host's statuses, with ``started_at``
-    on the host's clock ``clock``; else since first seen starting, in ``seen``, which
-    several waits may share), and erases it when done.  Nothing at all (no thread)
+    :data:`WAIT_REDRAW` seconds from ``servers()`` (a Host's statuses, whose ``started_at``
+    is on the monotonic clock), and erases it when done.  Nothing at all (no thread)
     when stderr is not a terminal.  Use it as a context manager around the wait."""
 
     def __init__(self, servers: Callable[[], Mapping[str, ServerStatus]],
-                 status: StatusLine | None = None,
-                 clock: Callable[[], float] = time.monotonic,
-                 seen: dict[str, float] | None = None) -> None:
+                 status: StatusLine) -> None:
         self.servers = servers
-        self.status = StatusLine() if status is None else status
-        self.clock = clock
+        self.status = status
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._drawn = False
-        self._seen: dict[str, float] = {} if seen is None else seen
 
     def __enter__(self) -> WaitingLine:
         if self.status.tty:
@@ -200,7 +192,7 @@ class WaitingLine:
     def _run(self) -> None:
         while not self._stop.wait(WAIT_REDRAW):
             try:
-                text = waiting_text(self.servers(), self.clock(), self._seen)
+                text = waiting_text(self.servers(), time.monotonic())
             except Exception:  # the host closed under us: nothing to draw
                 continue
             if text:

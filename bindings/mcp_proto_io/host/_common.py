@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Generic, Protocol, TypeVar
 
 from mcp_proto import (
+    LOG_LEVELS,
     CallToolResult,
     Event,
     Implementation,
@@ -58,7 +59,6 @@ __all__ = [
     "HostStderrCallback",
     "HostTraceCallback",
     "HostOptions",
-    "LOG_LEVELS",
     "LIFECYCLE",
     "Run",
     "ServerEventCallback",
@@ -91,9 +91,6 @@ HostTraceCallback = Callable[[str, str, dict[str, Any]], Any]
 """Takes the server's name, ``"send"`` or ``"recv"`` and the JSON-RPC message (redacted)."""
 _H = TypeVar("_H")
 _C = TypeVar("_C")
-
-#: The log levels of ``logging/setLevel`` (RFC 5424 as MCP names them), least severe first.
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 #: The incarnation of a run the core does not know yet (update_server's trial).
 TRIAL = -1

@@ -157,11 +157,6 @@ def load_config(source: str | os.PathLike[str] | bytes | Mapping[str, Any] | Hos
                         workspace=ws, env_files=texts, on_missing=on_missing)
 
 
-#: Bytes of a project settings file read to see whether it holds servers
-#: (:data:`PROJECT_SERVERS_KEY`): the config limit, as a load would read.
-_PROBE_BYTES = MAX_CONFIG_BYTES
-
-
 def standard_locations(name: str, *, workspace: str | os.PathLike[str] | None = None,
                        cwd: str | os.PathLike[str] | None = None) -> tuple[str, ...]:
     """Where host ``name`` keeps its config on this machine, in the order
@@ -181,8 +176,8 @@ def _usable(name: str, candidate: str) -> bool:
     if key is None:
         return True
     try:
-        with path.open("rb") as f:
-            return f'"{key}"'.encode() in f.read(_PROBE_BYTES)
+        with path.open("rb") as f:  # as much as a load would read
+            return f'"{key}"'.encode() in f.read(MAX_CONFIG_BYTES)
     except OSError:
         return True  # let the load say why it cannot be read
 

@@ -396,16 +396,15 @@ class HostBase:
             self._rt.wait_event(changed, wait)
 
     def _start_unlisted(self, names: Sequence[str] | None = None,
-                        timeout: float | None = None, *, until: float | None = None,
-                        held: bool = False) -> None:
-        """Start the lazy servers among ``names`` (None: all) that never listed (with
-        ``held``, also those closed until next used: their tools stay listed, but their
-        resources and prompts need a run), and wait while any of ``names`` is starting, at
-        most ``timeout`` seconds (None: the host's) or until ``until`` (the host's clock)."""
+                        timeout: float | None = None, *,
+                        until: float | None = None) -> None:
+        """Start the lazy servers among ``names`` (None: all) that never listed, and wait
+        while any of ``names`` is starting, at most ``timeout`` seconds (None: the host's)
+        or until ``until`` (the host's clock)."""
         with self._guard:
             self._check_open()
             now = self._clock()
-            for name in self._core.held() if held else self._core.unlisted():
+            for name in self._core.unlisted():
                 if names is None or name in names:
                     self._begin(name, now)
             if until is None:

@@ -20,6 +20,7 @@ from ._expand import Expander, Var, dotenv_entries, literal_warnings
 
 __all__ = [
     "BARE_TIMEOUT_SECONDS_MAX",
+    "EXPANDED_KINDS",
     "KEY_TABLES",
     "MAX_TIMEOUT",
     "TYPE_VALUES",
@@ -54,6 +55,12 @@ _EXPOSURES = frozenset({"codemode", "deferred", "direct", "hidden"})
 #: The keys of an entry each dialect reads, in the order a dump writes them: key -> kind.
 #: A kind names a parse handler (:data:`_HANDLERS`) and a writer in ``_dump``; ``*_alias``
 #: kinds are read but never written (the dialect's main key is written instead).
+#: The kinds of key whose values are expanded (their handlers read through the expander):
+#: where a dialect's variables and ``${input:ID}`` work.
+EXPANDED_KINDS = frozenset({"command", "command_or_list", "zed_command", "args", "env",
+                            "env_file", "cwd", "url_http", "url_sse", "url_http_alias",
+                            "headers"})
+
 KEY_TABLES: dict[Dialect, tuple[tuple[str, str], ...]] = {
     "claude-desktop": (("command", "command"), ("args", "args"), ("env", "env")),
     "claude-code": (("type", "type"), ("command", "command"), ("args", "args"), ("env", "env"),

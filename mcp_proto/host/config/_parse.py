@@ -94,6 +94,7 @@ from .._spec import (
 )
 from ._entry import (
     BARE_TIMEOUT_SECONDS_MAX,
+    EXPANDED_KINDS,
     KEY_TABLES,
     MAX_TIMEOUT,
     TYPE_VALUES,
@@ -585,6 +586,22 @@ def _note_projects(extra: Mapping[str, Any], warnings: list[str]) -> None:
                         "but not loaded (only the top-level mcpServers are)")
 
 
+def _servers_of(source: str | bytes | Mapping[str, Any], dialect: str | None,
+                path: str | None) -> tuple[Dialect, Mapping[str, Any], Mapping[str, Any]] | None:
+    """``(dialect, root, servers)`` of a config read without reporting problems (what the
+    binding looks at before parsing); None when it cannot be read, the dialect is unknown,
+    or the servers key holds no object: :func:`parse_config` then says why."""
+    try:
+        root, _ = _load(source, [])
+    except TypeError:
+        return None
+    if root is None or (dialect is not None and dialect not in DIALECTS):
+        return None
+    resolved: Dialect = dialect if dialect is not None else detect_dialect(root, path=path)
+    servers = root.get(ROOT_KEYS[resolved])
+    return (resolved, root, servers) if isinstance(servers, Mapping) else None
+
+
 def env_file_paths(source: str | bytes | Mapping[str, Any], *, dialect: str | None = None,
                    path: str | None = None, env: Mapping[str, str] | None = None,
                    inputs: Mapping[str, str] | None = None,
@@ -593,18 +610,12 @@ def env_file_paths(source: str | bytes | Mapping[str, Any], *, dialect: str | No
     in file order and without repeats: what the binding reads before parsing (relative
     paths are relative to the config's folder).  Never raises for a bad config: it returns
     what it can read, and :func:`parse_config` reports the problems."""
-    problems: list[ConfigProblem] = []
-    try:
-        root, _ = _load(source, problems)
-    except TypeError:
+    read = _servers_of(source, dialect, path)
+    if read is None:
         return ()
-    if root is None or (dialect is not None and dialect not in DIALECTS):
-        return ()
-    resolved: Dialect = dialect if dialect is not None else detect_dialect(
-        root, path=path)
-    servers = root.get(ROOT_KEYS[resolved])
+    resolved, _, servers = read
     keys = [k for k, kind in KEY_TABLES[resolved] if kind == "env_file"]
-    if not isinstance(servers, Mapping) or not keys:
+    if not keys:
         return ()
     expander = Expander(dialect=resolved, env=env or {}, inputs=inputs or {},
                         workspace=workspace or _infer_workspace(path), on_missing="keep")
@@ -618,12 +629,6 @@ def env_file_paths(source: str | bytes | Mapping[str, Any], *, dialect: str | No
                 text, _ = expander.expand(value, server=str(name), field=key, problems=[])
                 found[text] = None
     return tuple(found)
-
-
-#: The kinds of key whose values are expanded (``_entry``): where ``${input:ID}`` is read.
-_EXPANDED_KINDS = frozenset({"command", "command_or_list", "zed_command", "args", "env",
-                             "env_file", "cwd", "url_http", "url_sse", "url_http_alias",
-                             "headers"})
 
 
 def _strings(value: Any) -> list[str]:
@@ -644,17 +649,10 @@ def needed_inputs(source: str | bytes | Mapping[str, Any], *, dialect: str | Non
     :class:`InputSpec` for an id the file does not declare.  Empty for a dialect without
     inputs (only ``vscode`` has them).  What the binding gathers before parsing (explicit,
     environment, ask).  Never raises for a bad config: :func:`parse_config` reports it."""
-    problems: list[ConfigProblem] = []
-    try:
-        root, _ = _load(source, problems)
-    except TypeError:
+    read = _servers_of(source, dialect, path)
+    if read is None or read[0] != "vscode":
         return ()
-    if root is None or (dialect is not None and dialect not in DIALECTS):
-        return ()
-    resolved: Dialect = dialect if dialect is not None else detect_dialect(root, path=path)
-    servers = root.get(ROOT_KEYS[resolved])
-    if resolved != "vscode" or not isinstance(servers, Mapping):
-        return ()
+    resolved, root, servers = read
     declared = {i.id: i for i in parse_inputs(root.get("inputs"), [])}
     kinds = dict(KEY_TABLES[resolved])
     found: dict[str, InputSpec] = {}
@@ -662,7 +660,7 @@ def needed_inputs(source: str | bytes | Mapping[str, Any], *, dialect: str | Non
         if not isinstance(entry, Mapping):
             continue
         for key, value in entry.items():
-            if kinds.get(key) not in _EXPANDED_KINDS:
+            if kinds.get(key) not in EXPANDED_KINDS:
                 continue
             for text in _strings(value):
                 for part in tokenize(text, resolved):
