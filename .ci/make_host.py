@@ -9,7 +9,8 @@ runtime (``Runtime``) become the threads binding's, the client-side imports beco
 threads ones that the source's block names in a comment, and the continuation lines of a
 statement that got shorter move left with it.  Nothing else differs, so the two Hosts cannot
 drift apart.  The Host's resources and prompts (``host/_asynccatalog.py``, a subclass of
-the Host's moves) become ``host/_synccatalog.py`` the same way.  What is runtime-specific
+the Host's moves) become ``host/_synccatalog.py`` the same way, and the model-facing side
+(``host/_asyncmodel.py``, over the catalog) ``host/_syncmodel.py``.  What is runtime-specific
 stays by hand: ``host/_loop.py`` (asyncio and trio) and ``host/_threads.py``.
 """
 
@@ -28,6 +29,8 @@ SOURCE = HOST / "_async.py"
 TARGET = HOST / "_sync.py"
 CATALOG_SOURCE = HOST / "_asynccatalog.py"
 CATALOG_TARGET = HOST / "_synccatalog.py"
+MODEL_SOURCE = HOST / "_asyncmodel.py"
+MODEL_TARGET = HOST / "_syncmodel.py"
 
 HEADER = '''"""The threads Host's moves: GENERATED from ``_async.py`` by ``.ci/make_host.py``;
 do not edit (a test fails when it is not current).
@@ -47,6 +50,15 @@ current).
 """
 '''
 
+MODEL_HEADER = '''"""The threads Host between its servers and a model: GENERATED from
+``_asyncmodel.py`` by ``.ci/make_host.py``; do not edit (a test fails when it is not
+current).
+
+:class:`ModelBase` is between :class:`mcp_proto_io.host._synccatalog.CatalogBase` and
+:class:`mcp_proto_io.threads.Host`: the async Host's model-facing side, blocking.
+"""
+'''
+
 #: The first line of the source's client-side import block.  The comment lines under it are
 #: the threads Host's imports (``#`` and four spaces, then the import); the import lines
 #: after them are the async Host's.  Both are in the one block of ``_async.py``: retargeting
@@ -62,10 +74,18 @@ CATALOG_LINES = (  # the base's import moves below ._common's, where isort puts 
     ("from ._async import AsyncHostBase\nfrom ._common import LIFECYCLE, failure\n",
      "from ._common import LIFECYCLE, failure\nfrom ._sync import HostBase\n"),
 )
+MODEL_LINES = (  # the base's import moves below ._common's (MODEL_BASE_IMPORT)
+    ("from ._asynccatalog import AsyncCatalogBase\n", ""),
+)
+#: Where the model layer's base is imported in the generated module (after ._common's block,
+#: where isort puts it).
+MODEL_BASE_IMPORT = "from ._synccatalog import CatalogBase\n"
+
 #: Replacements in code (outside comments and docstrings), in order.
 CODE_WORDS = (
     (re.compile(r"\bAsyncHostBase\b"), "HostBase"),
     (re.compile(r"\bAsyncCatalogBase\b"), "CatalogBase"),
+    (re.compile(r"\bAsyncModelBase\b"), "ModelBase"),
     (re.compile(r"\bAsyncClientBase\b"), "_ClientBase"),
     (re.compile(r"\bRuntime\b"), "BlockingRuntime"),
     (re.compile(r"Coroutine\[Any, Any, None\]"), "None"),
@@ -179,6 +199,17 @@ def unasync_catalog(source: str) -> str:
                    name=CATALOG_SOURCE.name)
 
 
+def unasync_model(source: str) -> str:
+    """The blocking twin of the model layer's source (its base imported after ._common's
+    block, where isort puts it)."""
+    text = unasync(source, lines=MODEL_LINES, header=MODEL_HEADER, name=MODEL_SOURCE.name)
+    anchor = "\n)\n\n__all__"
+    if text.count(anchor) != 1:
+        raise StaleSource(f"{MODEL_SOURCE.name}: the ._common import block must come last "
+                          "before __all__")
+    return text.replace(anchor, "\n)\n" + MODEL_BASE_IMPORT + "\n__all__")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -187,11 +218,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         text = unasync(SOURCE.read_text(encoding="utf-8"))
         catalog = unasync_catalog(CATALOG_SOURCE.read_text(encoding="utf-8"))
+        model = unasync_model(MODEL_SOURCE.read_text(encoding="utf-8"))
     except StaleSource as exc:
         print(exc, file=sys.stderr)
         return 1
     status = _FACE.write_or_check(TARGET, text, args.check, "make_host.py")
-    return _FACE.write_or_check(CATALOG_TARGET, catalog, args.check, "make_host.py") or status
+    status = _FACE.write_or_check(CATALOG_TARGET, catalog, args.check, "make_host.py") \
+        or status
+    return _FACE.write_or_check(MODEL_TARGET, model, args.check, "make_host.py") or status
 
 
 if __name__ == "__main__":

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -209,3 +210,19 @@ def stat(
 
 def num(v: Any) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+def quick_main(doc: str | None, collect: Callable[..., dict[str, Any]],
+               print_report: Callable[[dict[str, Any]], None],
+               argv: list[str] | None = None) -> int:
+    """The ``main`` of a benchmark that takes ``--quick`` and ``--json PATH`` only: collect,
+    print the report, write the JSON if asked.  Returns 0 (numbers gate nothing)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="short smoke run")
+    ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    args = ap.parse_args(argv)
+    out = collect(quick=args.quick)
+    print_report(out)
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=2))
+    return 0

@@ -19,7 +19,6 @@ Numbers differ between machines; the ratios of one run hold.
 # ruff: noqa: PLC0415 - openai-agents is imported only where it is measured
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import statistics
@@ -140,16 +139,7 @@ def print_report(out: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="short smoke run")
-    ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    args = ap.parse_args(argv)
-    out = collect(quick=args.quick)
-    print_report(out)
-    if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=2))
-    return 0
+    return C.quick_main(__doc__, collect, print_report, argv)
 
 
 if __name__ == "__main__":

@@ -255,6 +255,7 @@ _BLOCKING = frozenset({
     # the Host's
     "add_server", "update_server", "enable_server", "disable_server", "restart_server",
     "remove_server", "save_config", "stop_server", "tool_definitions", "call_meta_tool",
+    "search_tools",
 })
 
 

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from fuzz import (
+    fuzz_budget,
     fuzz_challenge,
     fuzz_config,
     fuzz_content,
@@ -29,6 +30,7 @@ from fuzz import (
     fuzz_ndjson,
     fuzz_redact,
     fuzz_schema,
+    fuzz_search,
     fuzz_session,
     fuzz_sse,
     fuzz_uri_template,
@@ -60,6 +62,7 @@ CORPORA: dict[str, ModuleType] = {
     **HARNESSES, "config": fuzz_config, "schema": fuzz_schema, "content": fuzz_content,
     "challenge": fuzz_challenge, "discovery": fuzz_discovery, "jwt": fuzz_jwt, "sse": fuzz_sse,
     "uri_template": fuzz_uri_template, "redact": fuzz_redact, "http_error": fuzz_http_error,
+    "budget": fuzz_budget, "search": fuzz_search,
 }
 
 FUZZ = settings(max_examples=300, deadline=None,

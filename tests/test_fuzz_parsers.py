@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fuzz import (
+    fuzz_budget,
     fuzz_challenge,
     fuzz_config,
     fuzz_content,
@@ -33,6 +34,7 @@ from fuzz import (
     fuzz_jwt,
     fuzz_redact,
     fuzz_schema,
+    fuzz_search,
     fuzz_sse,
     fuzz_uri_template,
 )
@@ -62,6 +64,8 @@ HARNESSES: dict[str, ModuleType] = {
     "uri_template": fuzz_uri_template,
     "redact": fuzz_redact,
     "http_error": fuzz_http_error,
+    "budget": fuzz_budget,
+    "search": fuzz_search,
 }
 
 FUZZ = settings(max_examples=200, deadline=None,
@@ -619,3 +623,15 @@ def test_known_bugs_are_pinned() -> None:
     for name, module in HARNESSES.items():
         for tag in module.KNOWN_BUGS:
             assert f"KNOWN_BUGS '{tag}' (fuzz_{name})" in source, (name, tag)
+
+
+@FUZZ_SLOW
+@given(structured(300))
+def test_budget_structured(data: bytes) -> None:
+    _check(fuzz_budget, data)
+
+
+@FUZZ_SLOW
+@given(structured(300))
+def test_search_structured(data: bytes) -> None:
+    _check(fuzz_search, data)

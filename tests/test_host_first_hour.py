@@ -713,7 +713,9 @@ def test_a_hanging_server_never_hides_the_others_listings(binding: str,
             sent = _sent(traces, "everything")
             assert sent.index("prompts/list") < sent.index("prompts/get") \
                 < sent.index("resources/read"), sent
-            assert len(_sent(traces, "hang")) == 1  # its first handshake message alone
+            # its opening alone (the probe, and the handshake it falls back to when the probe
+            # outlasts its wait on a slow machine), nothing after it
+            assert set(_sent(traces, "hang")) <= {"server/discover", "initialize"}
             assert not [m for s, d, m in traces if s == "hang" and d == "recv"]
             with pytest.raises(ServerUnavailable) as info:  # everything listed: only hang
                 await host.get_prompt("no-such-prompt", timeout=BRIEF)

@@ -12,10 +12,19 @@ import ast
 import inspect
 from pathlib import Path
 from types import ModuleType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
-from mcp_proto_io.host import _async, _asynccatalog, _loop, _sync, _synccatalog, _threads
+from mcp_proto_io.host import (
+    _async,
+    _asynccatalog,
+    _asyncmodel,
+    _loop,
+    _sync,
+    _synccatalog,
+    _syncmodel,
+    _threads,
+)
 from test_face import _public, _without_docstrings, check_current, load_script
 from test_face import _Unasync as _FaceUnasync
 
@@ -70,8 +79,9 @@ def test_the_client_imports_are_one_block_of_the_source(tmp_path: Path,
 
 
 @pytest.mark.parametrize(("sync_cls", "async_cls", "method"), [
-    (_sync.HostBase, _async.AsyncHostBase, "call_tool"),
-    (_synccatalog.CatalogBase, _asynccatalog.AsyncCatalogBase, "read_resource")])
+    (_sync.HostBase, _async.AsyncHostBase, "list_tools"),
+    (_synccatalog.CatalogBase, _asynccatalog.AsyncCatalogBase, "read_resource"),
+    (_syncmodel.ModelBase, _asyncmodel.AsyncModelBase, "call_tool")])
 def test_both_hosts_offer_the_same_methods_with_the_same_signatures(
         sync_cls: type, async_cls: type, method: str) -> None:
     sync, asynchronous = _public(sync_cls), _public(async_cls)
@@ -89,7 +99,8 @@ def test_both_hosts_offer_the_same_methods_with_the_same_signatures(
 
 @pytest.mark.parametrize(("host", "base"), [
     (_threads.Host, _sync.HostBase), (_loop.AsyncHost, _async.AsyncHostBase),
-    (_threads.Host, _synccatalog.CatalogBase), (_loop.AsyncHost, _asynccatalog.AsyncCatalogBase)])
+    (_threads.Host, _synccatalog.CatalogBase), (_loop.AsyncHost, _asynccatalog.AsyncCatalogBase),
+    (_threads.Host, _syncmodel.ModelBase), (_loop.AsyncHost, _asyncmodel.AsyncModelBase)])
 def test_every_host_takes_its_moves_from_the_one_source(host: type, base: type) -> None:
     assert issubclass(host, base)
     for name in _public(base):
@@ -106,6 +117,7 @@ class _Unasync(_FaceUnasync):
 
     NAMES: ClassVar[dict[str, str]] = {
         "AsyncHostBase": "HostBase", "AsyncCatalogBase": "CatalogBase",
+        "AsyncModelBase": "ModelBase",
         "AsyncClientBase": "_ClientBase",
         "Runtime": "BlockingRuntime", "aclose": "close"}
 
@@ -146,22 +158,27 @@ def _comparable(tree: ast.Module) -> str:
     return _without_docstrings(tree)
 
 
-@pytest.mark.parametrize("pair", ["host", "catalog"])
+def _pair(gen: Any, pair: str) -> tuple[Path, Path]:
+    """The async source and generated target of ``pair``."""
+    return {"host": (gen.SOURCE, gen.TARGET), "catalog": (gen.CATALOG_SOURCE, gen.CATALOG_TARGET),
+            "model": (gen.MODEL_SOURCE, gen.MODEL_TARGET)}[pair]
+
+
+@pytest.mark.parametrize("pair", ["host", "catalog", "model"])
 def test_the_generated_code_is_the_async_code_without_async(pair: str) -> None:
     gen = _generator()
-    source_path, target_path = (gen.SOURCE, gen.TARGET) if pair == "host" \
-        else (gen.CATALOG_SOURCE, gen.CATALOG_TARGET)
+    source_path, target_path = _pair(gen, pair)
     source = ast.parse(source_path.read_text(encoding="utf-8"))
     target = ast.parse(target_path.read_text(encoding="utf-8"))
     assert _comparable(_Unasync().visit(source)) == _comparable(target)
 
 
-@pytest.mark.parametrize(("pair", "least"), [("host", 20), ("catalog", 5)])
+@pytest.mark.parametrize(("pair", "least"), [("host", 20), ("catalog", 5), ("model", 5)])
 def test_the_async_source_holds_no_await_under_the_guard(pair: str, least: int) -> None:
     """What makes the one source right on threads: no ``with self._guard:`` block awaits
     (a thread would hold the host's lock through a blocking call)."""
     gen = _generator()
-    path = gen.SOURCE if pair == "host" else gen.CATALOG_SOURCE
+    path = _pair(gen, pair)[0]
     tree = ast.parse(path.read_text(encoding="utf-8"))
     guards = [node for node in ast.walk(tree) if isinstance(node, ast.With)
               and any(ast.unparse(item.context_expr) == "self._guard" for item in node.items)]

@@ -3,8 +3,10 @@ that only sustained uptime resets."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mcp_proto.host import RestartPolicy, RestartSchedule
@@ -61,6 +63,25 @@ def test_uptime_past_stable_after_resets_the_counter() -> None:
     assert schedule.exited(70.0) == 71.0  # first failure again: 1 s
 
 
+@pytest.mark.parametrize("ready_at", [4.1, 6.6, 100.2, 16_375.1])
+def test_a_run_of_exactly_stable_after_seconds_is_stable_whatever_the_clock_reads(
+        ready_at: float) -> None:
+    """Regression: ``(ready + 60) - ready`` rounds below 60 at these readings (``64.1 - 4.1``
+    is ``59.99999999999999``), and a difference of readings counted a run of exactly
+    ``stable_after`` seconds as a crash: with ``max_attempts=2`` the second run gave up."""
+    assert (ready_at + 60.0) - ready_at < 60.0  # the rounding the schedule must not trip on
+    schedule = RestartSchedule(RestartPolicy(max_attempts=2, stable_after=60.0))
+    schedule.started(0.0)
+    assert schedule.exited(1.0) == 2.0
+    schedule.started(ready_at)
+    schedule.ready(ready_at)
+    before = math.nextafter(ready_at + 60.0, 0.0)  # one step of the clock short of it
+    assert not schedule.stable(before)
+    assert schedule.stable(ready_at + 60.0)
+    assert schedule.exited(ready_at + 60.0) is not None  # stable: the first failure again
+    assert schedule.attempts == 1
+
+
 def test_uptime_without_a_handshake_is_not_stability() -> None:
     schedule = RestartSchedule(RestartPolicy(stable_after=10.0))
     schedule.started(0.0)
@@ -110,6 +131,8 @@ def test_delays_never_shrink_and_never_pass_the_cap(initial: float, multiplier: 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.floats(0, 200), st.booleans()), min_size=1, max_size=40),
        st.integers(1, 12))
+@example(runs=[(3.1, False), (60.0, True)], max_attempts=2)  # ready at 4.1: 64.1 - 4.1 < 60
+@example(runs=[(5.6, False), (60.0, True), (60.0, True), (1.0, True)], max_attempts=2)
 def test_any_run_history_gives_up_only_after_max_consecutive_short_runs(
         runs: list[tuple[float, bool]], max_attempts: int) -> None:
     """Whatever the uptimes: the schedule gives up exactly when ``max_attempts`` runs in a
@@ -122,7 +145,9 @@ def test_any_run_history_gives_up_only_after_max_consecutive_short_runs(
         schedule.started(now)
         if became_ready:
             schedule.ready(now)
-        stable = became_ready and uptime >= 60.0
+        # (the host sees the reading now + uptime: one equal to the stable moment is one the
+        # clock cannot tell from it, so it counts as stable; shorter runs never do)
+        stable = became_ready and (uptime >= 60.0 or now + uptime == now + 60.0)
         consecutive = 1 if stable else consecutive + 1
         retry = schedule.exited(now + uptime)
         assert schedule.attempts == consecutive

@@ -166,7 +166,9 @@ def test_meta_tools_through_the_host(binding: str, tmp_path: Path) -> None:
             "off": server("off", enabled=False)})
         async with b.connect_config(cfg) as host:
             defs = host.meta_tools("anthropic")
-            assert [d["name"] for d in defs] == ["mcp_list", "mcp_call", "mcp_request"]
+            assert [d["name"] for d in defs] == list(META_TOOLS)
+            assert [d["name"] for d in host.meta_tools("anthropic", include=[
+                "mcp_call", "mcp_list"])] == ["mcp_call", "mcp_list"]
             listed = await host.call_meta_tool("mcp_list", {}, provider="anthropic")
             servers = json.loads(_text(listed))["servers"]
             assert servers == [

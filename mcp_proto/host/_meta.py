@@ -8,6 +8,15 @@
   integer from 1 to 300), all checked before any request is made.
 - ``mcp_request``: one raw JSON-RPC ``method`` + ``params`` to a server through its session
   (diagnostics).
+- ``mcp_search``: ``query`` (words), ``limit`` (1 to :data:`MAX_META_LIMIT`): the tools of
+  every server ranked for the query (the host's tool search), for a model that was not given
+  every tool.
+- ``mcp_read_result``: ``handle``, ``offset``, ``length``: more of a tool result that was cut
+  to the model's budget (the marker in the cut result names the handle and the offset).
+- ``mcp_list_resources``: the resources of every server (or of ``server``).
+- ``mcp_read_resource``: ``uri`` (and ``server`` when two servers have it): its contents.
+- ``mcp_get_prompt``: ``name`` (a prompt's public name) and ``arguments`` (strings): its
+  messages.
 
 This module is pure: :func:`parse_meta_call` checks a call and says what to do
 (:class:`MetaRequest`); the binding's Host does it and renders the outcome with
@@ -19,7 +28,7 @@ model can correct itself), never as an exception of the host's.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +36,8 @@ from .._errors import MCPError
 from .._types import CallToolResult, TextContent, Tool
 
 __all__ = [
+    "MAX_META_LIMIT",
+    "MAX_META_READ_LENGTH",
     "MAX_META_TIMEOUT",
     "META_TOOLS",
     "MIN_META_TIMEOUT",
@@ -43,12 +54,28 @@ MIN_META_TIMEOUT = 1
 MAX_META_TIMEOUT = 300
 #: Longest tool or method name a model may pass (rpi's bound): real names are short.
 MAX_META_NAME = 200
+#: Most tools one ``mcp_search`` returns: more is a listing, not a search, and costs the
+#: context the search is there to save.
+MAX_META_LIMIT = 50
+#: Default number of tools ``mcp_search`` returns.
+DEFAULT_META_LIMIT = 10
+#: Longest search query a model may pass: a query is a few words; a pasted document is not.
+MAX_META_QUERY = 1000
+#: Longest resource URI a model may pass (the common URL limit of browsers and proxies).
+MAX_META_URI = 8192
+#: Most characters one ``mcp_read_result`` returns: a page, so a model reading a huge result
+#: is still bounded per turn by what it asked for.
+MAX_META_READ_LENGTH = 100_000
+#: Characters ``mcp_read_result`` returns when ``length`` is not given.
+DEFAULT_META_READ_LENGTH = 20_000
+#: Most arguments one ``mcp_get_prompt`` takes (prompts declare a handful).
+MAX_PROMPT_ARGUMENTS = 64
 
 _TIMEOUT = {"type": "integer", "minimum": MIN_META_TIMEOUT, "maximum": MAX_META_TIMEOUT,
             "description": "seconds before the call is abandoned (default: the host's)"}
 _SERVER = {"type": "string", "description": "the name of a configured server (see mcp_list)"}
 
-#: The three tools, as MCP tool definitions (``tool_definition`` turns them into any
+#: The meta-tools, as MCP tool definitions (``tool_definition`` turns them into any
 #: provider's shape, like any other tool).
 META_TOOLS: dict[str, Tool] = {
     "mcp_list": Tool(
@@ -83,6 +110,65 @@ META_TOOLS: dict[str, Tool] = {
                                      "maxLength": MAX_META_NAME},
                           "params": {"type": "object", "additionalProperties": True},
                           "timeoutSeconds": _TIMEOUT}}),
+    "mcp_search": Tool(
+        name="mcp_search",
+        description="Search the tools of every configured MCP server by what they do. "
+                    "Returns the best matches with their server, tool name, description and "
+                    "input schema; call one with mcp_call.",
+        input_schema={"type": "object", "additionalProperties": False,
+                      "required": ["query"], "properties": {
+                          "query": {"type": "string", "minLength": 1,
+                                    "maxLength": MAX_META_QUERY,
+                                    "description": "words describing the tool wanted"},
+                          "limit": {"type": "integer", "minimum": 1,
+                                    "maximum": MAX_META_LIMIT,
+                                    "description": f"most tools returned (default "
+                                                   f"{DEFAULT_META_LIMIT})"},
+                          "timeoutSeconds": _TIMEOUT}}),
+    "mcp_read_result": Tool(
+        name="mcp_read_result",
+        description="Read more of a tool result that was cut to fit: pass the handle and "
+                    "the offset its marker names.",
+        input_schema={"type": "object", "additionalProperties": False,
+                      "required": ["handle"], "properties": {
+                          "handle": {"type": "string", "minLength": 1,
+                                     "maxLength": MAX_META_NAME,
+                                     "description": "the handle in the marker, e.g. r7"},
+                          "offset": {"type": "integer", "minimum": 0,
+                                     "description": "the first character to read "
+                                                    "(default 0)"},
+                          "length": {"type": "integer", "minimum": 1,
+                                     "maximum": MAX_META_READ_LENGTH,
+                                     "description": f"characters to read (default "
+                                                    f"{DEFAULT_META_READ_LENGTH})"}}}),
+    "mcp_list_resources": Tool(
+        name="mcp_list_resources",
+        description="List the resources (files, documents, data) the MCP servers offer, "
+                    "of every server or of one.",
+        input_schema={"type": "object", "additionalProperties": False, "properties": {
+            "server": _SERVER, "timeoutSeconds": _TIMEOUT}}),
+    "mcp_read_resource": Tool(
+        name="mcp_read_resource",
+        description="Read one resource of an MCP server by its URI (see "
+                    "mcp_list_resources).",
+        input_schema={"type": "object", "additionalProperties": False,
+                      "required": ["uri"], "properties": {
+                          "uri": {"type": "string", "minLength": 1, "maxLength": MAX_META_URI,
+                                  "description": "the resource's URI"},
+                          "server": _SERVER, "timeoutSeconds": _TIMEOUT}}),
+    "mcp_get_prompt": Tool(
+        name="mcp_get_prompt",
+        description="Get one prompt (a template of messages) of an MCP server, filled "
+                    "with its arguments.",
+        input_schema={"type": "object", "additionalProperties": False,
+                      "required": ["name"], "properties": {
+                          "name": {"type": "string", "minLength": 1,
+                                   "maxLength": MAX_META_NAME,
+                                   "description": "the prompt's name"},
+                          "arguments": {"type": "object",
+                                        "additionalProperties": {"type": "string"},
+                                        "description": "the prompt's arguments (strings)"},
+                          "timeoutSeconds": _TIMEOUT}}),
 }
 
 
@@ -95,7 +181,11 @@ class MetaToolError(MCPError, ValueError):
 class MetaRequest:
     """What a checked meta-tool call asks the host to do.  ``kind`` is ``"servers"``
     (list the servers), ``"tools"`` (list ``server``'s tools), ``"close"``, ``"call"``
-    (``tool`` with ``arguments``) or ``"request"`` (``method`` with ``params``)."""
+    (``tool`` with ``arguments``), ``"request"`` (``method`` with ``params`` in
+    ``arguments``), ``"search"`` (``query``, ``limit``), ``"read_result"`` (``handle``,
+    ``offset``, ``length``), ``"resources"`` (of ``server``, or of all), ``"read_resource"``
+    (``uri``, on ``server`` if given) or ``"prompt"`` (the prompt ``tool`` with string
+    ``arguments``)."""
 
     kind: str
     server: str | None = None
@@ -103,14 +193,32 @@ class MetaRequest:
     method: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
     timeout: float | None = None
+    query: str | None = None
+    limit: int = DEFAULT_META_LIMIT
+    handle: str | None = None
+    offset: int = 0
+    length: int = DEFAULT_META_READ_LENGTH
+    uri: str | None = None
 
 
-def _name(args: Mapping[str, Any], key: str) -> str:
+def _name(args: Mapping[str, Any], key: str, longest: int = MAX_META_NAME) -> str:
     value = args.get(key)
     if not isinstance(value, str) or not value.strip():
         raise MetaToolError(f"{key!r} must be a non-blank string")
-    if len(value) > MAX_META_NAME:
-        raise MetaToolError(f"{key!r} is longer than {MAX_META_NAME} characters")
+    if len(value) > longest:
+        raise MetaToolError(f"{key!r} is longer than {longest} characters")
+    return value
+
+
+def _integer(args: Mapping[str, Any], key: str, default: int, low: int,
+             high: int | None) -> int:
+    value = args.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < low \
+            or (high is not None and value > high):
+        span = f"from {low} to {high}" if high is not None else f"of {low} or more"
+        raise MetaToolError(f"{key!r} must be an integer {span}")
     return value
 
 
@@ -142,6 +250,93 @@ def _server(args: Mapping[str, Any], servers: Collection[str]) -> str:
     return server
 
 
+def _maybe_server(args: Mapping[str, Any], servers: Collection[str]) -> str | None:
+    return None if args.get("server") is None else _server(args, servers)
+
+
+def _list(args: Mapping[str, Any], servers: Collection[str], timeout: float | None
+          ) -> MetaRequest:
+    action = args.get("action", "list")
+    if action not in ("list", "close"):
+        raise MetaToolError("'action' must be \"list\" or \"close\"")
+    if args.get("server") is None:
+        if action == "close":
+            raise MetaToolError("action=close needs 'server'")
+        return MetaRequest(kind="servers")
+    return MetaRequest(kind="tools" if action == "list" else "close",
+                       server=_server(args, servers), timeout=timeout)
+
+
+def _call(args: Mapping[str, Any], servers: Collection[str], timeout: float | None
+          ) -> MetaRequest:
+    return MetaRequest(kind="call", server=_server(args, servers), tool=_name(args, "tool"),
+                       arguments=_object(args, "arguments"), timeout=timeout)
+
+
+def _request(args: Mapping[str, Any], servers: Collection[str], timeout: float | None
+             ) -> MetaRequest:
+    server = _server(args, servers)
+    method = _name(args, "method")
+    refused = _REFUSED_METHODS.get(method) or (
+        _REFUSED_METHODS["notifications/"] if method.startswith("notifications/") else None)
+    if refused:
+        raise MetaToolError(f"mcp_request does not send {method!r}: {refused}")
+    return MetaRequest(kind="request", server=server, method=method,
+                       arguments=_object(args, "params"), timeout=timeout)
+
+
+def _search(args: Mapping[str, Any], servers: Collection[str], timeout: float | None
+            ) -> MetaRequest:
+    return MetaRequest(kind="search", query=_name(args, "query", MAX_META_QUERY),
+                       limit=_integer(args, "limit", DEFAULT_META_LIMIT, 1, MAX_META_LIMIT),
+                       timeout=timeout)
+
+
+def _read_result(args: Mapping[str, Any], servers: Collection[str], timeout: float | None
+                 ) -> MetaRequest:
+    return MetaRequest(kind="read_result", handle=_name(args, "handle"),
+                       offset=_integer(args, "offset", 0, 0, None),
+                       length=_integer(args, "length", DEFAULT_META_READ_LENGTH, 1,
+                                       MAX_META_READ_LENGTH))
+
+
+def _resources(args: Mapping[str, Any], servers: Collection[str], timeout: float | None
+               ) -> MetaRequest:
+    return MetaRequest(kind="resources", server=_maybe_server(args, servers), timeout=timeout)
+
+
+def _read_resource(args: Mapping[str, Any], servers: Collection[str], timeout: float | None
+                   ) -> MetaRequest:
+    return MetaRequest(kind="read_resource", uri=_name(args, "uri", MAX_META_URI),
+                       server=_maybe_server(args, servers), timeout=timeout)
+
+
+def _prompt(args: Mapping[str, Any], servers: Collection[str], timeout: float | None
+            ) -> MetaRequest:
+    arguments = _object(args, "arguments")
+    if len(arguments) > MAX_PROMPT_ARGUMENTS:
+        raise MetaToolError(f"'arguments' has more than {MAX_PROMPT_ARGUMENTS} entries")
+    bad = sorted(k for k, v in arguments.items() if not isinstance(v, str))
+    if bad:
+        raise MetaToolError(f"prompt arguments are strings; not {', '.join(map(repr, bad))}")
+    return MetaRequest(kind="prompt", tool=_name(args, "name"), arguments=arguments,
+                       timeout=timeout)
+
+
+_Parser = Callable[[Mapping[str, Any], Collection[str], "float | None"], MetaRequest]
+#: meta-tool -> its argument checker (each returns what to do, or raises MetaToolError).
+_PARSERS: Mapping[str, _Parser] = {
+    "mcp_list": _list,
+    "mcp_call": _call,
+    "mcp_request": _request,
+    "mcp_search": _search,
+    "mcp_read_result": _read_result,
+    "mcp_list_resources": _resources,
+    "mcp_read_resource": _read_resource,
+    "mcp_get_prompt": _prompt,
+}
+
+
 def parse_meta_call(name: str, arguments: Mapping[str, Any] | None,
                     servers: Collection[str]) -> MetaRequest:
     """Check a call of meta-tool ``name`` against its rules and the configured ``servers``.
@@ -158,30 +353,7 @@ def parse_meta_call(name: str, arguments: Mapping[str, Any] | None,
     if unknown:
         raise MetaToolError(f"unknown argument{'s' if len(unknown) > 1 else ''} "
                             f"{', '.join(map(repr, unknown))} (takes {', '.join(sorted(allowed))})")
-    timeout = _timeout(args)
-    if name == "mcp_list":
-        action = args.get("action", "list")
-        if action not in ("list", "close"):
-            raise MetaToolError("'action' must be \"list\" or \"close\"")
-        if args.get("server") is None:
-            if action == "close":
-                raise MetaToolError("action=close needs 'server'")
-            return MetaRequest(kind="servers")
-        server = _server(args, servers)
-        return MetaRequest(kind="tools" if action == "list" else "close", server=server,
-                           timeout=timeout)
-    if name == "mcp_call":
-        server = _server(args, servers)
-        return MetaRequest(kind="call", server=server, tool=_name(args, "tool"),
-                           arguments=_object(args, "arguments"), timeout=timeout)
-    server = _server(args, servers)
-    method = _name(args, "method")
-    refused = _REFUSED_METHODS.get(method) or (
-        _REFUSED_METHODS["notifications/"] if method.startswith("notifications/") else None)
-    if refused:
-        raise MetaToolError(f"mcp_request does not send {method!r}: {refused}")
-    return MetaRequest(kind="request", server=server, method=method,
-                       arguments=_object(args, "params"), timeout=timeout)
+    return _PARSERS[name](args, servers, _timeout(args))
 
 
 #: Methods ``mcp_request`` refuses, with why: it is for diagnostics and must not go around

@@ -24,6 +24,7 @@ tool never takes a name from another).
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import fnmatch
 import hashlib
@@ -34,6 +35,8 @@ from typing import Literal
 
 __all__ = [
     "DEFAULT_MAX_LENGTH",
+    "FUZZY_NEIGHBOURS",
+    "FUZZY_SCAN_LIMIT",
     "HASH_DIGITS",
     "MAX_NAME_LENGTH",
     "MAX_SEPARATOR_LENGTH",
@@ -65,6 +68,17 @@ HASH_DIGITS = 8
 MIN_MAX_LENGTH = 1 + 1 + HASH_DIGITS
 #: The separator is in every prefixed name; a longer one would eat the tool name's budget.
 MAX_SEPARATOR_LENGTH = 8
+
+#: Names up to which :meth:`ToolNames.close_matches` gives every name to ``difflib``: it costs
+#: tens of microseconds a name (10 ms at this many), and 10,000 would cost half a second on
+#: every mistyped call.
+FUZZY_SCAN_LIMIT = 256
+#: Past :data:`FUZZY_SCAN_LIMIT`, ``difflib`` sees only the names that sort next to the name
+#: asked for, this many on each side, once compared from the front and once from the back
+#: (case-folded): the names sharing its longest prefix or its longest suffix.  A slip that
+#: leaves either end whole keeps its tool among them, unless more than this many names share
+#: that end as far as the slip; the cost is at most 4 x this many comparisons (a few ms).
+FUZZY_NEIGHBOURS = 16
 
 #: Salted hashes each pair may try after its plain forms before the fallback probe.  A salted
 #: form collides only if 32 bits of sha256 and the cut prefix both coincide, so needing a
@@ -205,7 +219,8 @@ class ToolNames:
     ``repr`` are sorted by public name.
     """
 
-    __slots__ = ("_by_pair", "_by_public", "_by_server", "_servers", "_sorted", "policy")
+    __slots__ = ("_by_pair", "_by_public", "_by_server", "_lookup", "_servers", "_sorted",
+                 "policy")
 
     def __init__(self, names: Mapping[str, tuple[str, str]], policy: NamePolicy,
                  servers: Iterable[str] = ()) -> None:
@@ -234,6 +249,7 @@ class ToolNames:
         self._by_pair: dict[_Pair, str] | None = None
         self._by_server: dict[str, dict[str, str]] | None = None
         self._sorted: tuple[str, ...] | None = None
+        self._lookup: _Lookup | None = None
 
     def _pairs(self) -> dict[_Pair, str]:
         if self._by_pair is None:
@@ -265,14 +281,26 @@ class ToolNames:
     def close_matches(self, public: str, n: int = 3) -> tuple[str, ...]:
         """Up to ``n`` public names that look like ``public``, best first, for an error
         message: first names whose tool is exactly ``public`` or that equal it ignoring case
-        (a model calling the bare tool name), then ``difflib`` matches.  ``ValueError`` if
-        ``n < 1``."""
+        (a model calling the bare tool name), then ``difflib`` matches: among every name up
+        to :data:`FUZZY_SCAN_LIMIT` names, past it among the neighbours of ``public`` in
+        sorted order (:data:`FUZZY_NEIGHBOURS`), so an unknown name costs milliseconds
+        whatever the number of tools.  ``ValueError`` if ``n < 1``."""
         if n < 1:
             raise ValueError(f"n must be >= 1, not {n!r}")
-        folded = public.casefold()
-        exact = [name for name in self._names()
-                 if self._by_public[name][1] == public or name.casefold() == folded]
-        fuzzy = difflib.get_close_matches(public, self._names(), n)
+        names = self._names()
+        if len(names) <= FUZZY_SCAN_LIMIT:
+            folded = public.casefold()
+            exact = [name for name in names
+                     if self._by_public[name][1] == public or name.casefold() == folded]
+            fuzzy = difflib.get_close_matches(public, names, n)
+        else:  # bounded: a few lookups and difflib over the neighbours (FUZZY_NEIGHBOURS)
+            lookup = self._lookup
+            if lookup is None:
+                lookup = self._lookup = _Lookup(names)
+            same, candidates = lookup.candidates(public)
+            exact = sorted({*same, *(tools[public] for tools in self._server_map().values()
+                                     if public in tools)})
+            fuzzy = difflib.get_close_matches(public, candidates, n)
         out: list[str] = []
         for name in (*exact, *fuzzy):
             if name not in out and name != public:
@@ -307,6 +335,36 @@ class ToolNames:
     def __repr__(self) -> str:
         shown = ", ".join(f"{name!r}: {pair!r}" for name, pair in self.items())
         return f"ToolNames({{{shown}}})"
+
+
+class _Lookup:
+    """What :meth:`ToolNames.close_matches` looks names up in past :data:`FUZZY_SCAN_LIMIT`
+    names: the case-folded names sorted from the front and from the back (built at the first
+    mistyped name of a listing; sorting indices, not pairs, keeps the collector out of it)."""
+
+    __slots__ = ("_backward", "_backward_names", "_forward", "_forward_names")
+
+    def __init__(self, names: Sequence[str]) -> None:
+        folded = [name.casefold() for name in names]
+        reversed_ = [key[::-1] for key in folded]
+        forward = sorted(range(len(names)), key=folded.__getitem__)
+        backward = sorted(range(len(names)), key=reversed_.__getitem__)
+        self._forward = [folded[i] for i in forward]
+        self._forward_names = [names[i] for i in forward]
+        self._backward = [reversed_[i] for i in backward]
+        self._backward_names = [names[i] for i in backward]
+
+    def candidates(self, public: str) -> tuple[list[str], list[str]]:
+        """The names equal to ``public`` ignoring case, and its neighbours for ``difflib``
+        (:data:`FUZZY_NEIGHBOURS` on each side, from the front and from the back)."""
+        folded = public.casefold()
+        k = FUZZY_NEIGHBOURS
+        at = bisect.bisect_left(self._forward, folded)
+        same = self._forward_names[at:bisect.bisect_right(self._forward, folded, at)]
+        near = dict.fromkeys(self._forward_names[max(0, at - k):at + k])
+        back = bisect.bisect_left(self._backward, folded[::-1])
+        near.update(dict.fromkeys(self._backward_names[max(0, back - k):back + k]))
+        return same, list(near)
 
 
 def assign_names(listing: Mapping[str, Iterable[str]],

@@ -12,7 +12,15 @@ Rules (host-notes section 2.2 and 8 #6, improved):
   after every start ends ``failed`` instead of restarting forever (ADK-Rust resets on every
   handshake, which is the crash loop this avoids).
 
-The schedule never reads a clock: every method takes ``now`` (any monotonic seconds).
+The schedule never reads a clock: every method takes ``now`` (any monotonic seconds).  Every
+time it decides on is a moment computed once by addition (the next start: ``exit +
+delay``; stability: ``ready + stable_after``) and compared with the readings it is given,
+never a difference of two readings: float addition rounds monotonically, so a reading the
+caller makes as ``ready + d`` with ``d >= stable_after`` is never before ``ready +
+stable_after``, while ``(ready + d) - ready`` may come out below ``d`` (``64.1 - 4.1`` is
+``59.99999999999999``: a run of exactly ``stable_after`` seconds would count as a crash).  A
+reading equal to the moment counts as reaching it: a clock that cannot tell a run a
+fraction of its last digit shorter from it says it is that long.
 """
 
 from __future__ import annotations
@@ -77,7 +85,7 @@ class RestartSchedule:
     or None to give up.  :meth:`reset` after a restart by hand.
     """
 
-    __slots__ = ("_ready_at", "_started_at", "attempts", "next_start_at", "policy")
+    __slots__ = ("_stable_at", "_started_at", "attempts", "next_start_at", "policy")
 
     def __init__(self, policy: RestartPolicy) -> None:
         self.policy = policy
@@ -86,21 +94,23 @@ class RestartSchedule:
         #: When the next start is due (None: not scheduled).
         self.next_start_at: float | None = None
         self._started_at: float | None = None
-        self._ready_at: float | None = None
+        #: When the current run becomes stable (``ready + stable_after``; None: not ready).
+        self._stable_at: float | None = None
 
     def started(self, now: float) -> None:
         """A start begins (the process is spawned, the handshake sent)."""
         self._started_at = now
-        self._ready_at = None
+        self._stable_at = None
         self.next_start_at = None
 
     def ready(self, now: float) -> None:
         """The handshake finished: uptime counts from here."""
-        self._ready_at = now
+        self._stable_at = now + self.policy.stable_after
 
     def stable(self, now: float) -> bool:
-        """True when the server has been ready for ``stable_after`` seconds."""
-        return self._ready_at is not None and now - self._ready_at >= self.policy.stable_after
+        """True when the server has been ready for ``stable_after`` seconds: ``now`` is at or
+        past ``ready + stable_after`` (a moment, not a difference: see the module)."""
+        return self._stable_at is not None and now >= self._stable_at
 
     def settle(self, now: float) -> None:
         """Reset the counter if the server has been up long enough (for status displays)."""
@@ -113,7 +123,7 @@ class RestartSchedule:
         if self.stable(now):
             self.attempts = 0
         self._started_at = None
-        self._ready_at = None
+        self._stable_at = None
         self.attempts += 1
         if self.attempts >= self.policy.max_attempts:
             self.next_start_at = None
@@ -130,7 +140,7 @@ class RestartSchedule:
         self.attempts = 0
         self.next_start_at = None
         self._started_at = None
-        self._ready_at = None
+        self._stable_at = None
 
     def __repr__(self) -> str:
         return (f"RestartSchedule(attempts={self.attempts}, "

@@ -27,17 +27,29 @@ the caller and raises :class:`LocalProtocolError`)::
 An *incarnation* number counts the starts of each server: a report about an older one (the
 exit of a process the host already replaced) is ignored, so a late exit can never mark a new
 process dead.
+
+Thousands of tools: every listing is kept as a dict (tool name -> definition) beside the list,
+the public names map straight to their definitions, and what a model loop asks for on every
+turn (:meth:`HostCore.tools`, :meth:`~HostCore.all_tools`, :meth:`~HostCore.definitions`) is
+computed once per :attr:`~HostCore.generation` (a number bumped at every change of a listing,
+of the names or of a server's state) and kept until the next.  A normalized schema is kept
+per server, tool and target for as long as the tool is listed with an equal input schema
+(a ``list_changed`` that changes one tool normalizes one tool again), so the cache is bounded
+by the listing itself (at most one entry per listed tool and target); :mod:`._listing` keeps
+both (:class:`~._listing.Listing` per generation, :func:`~._listing.normalized_schema` per
+server).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from .._errors import LocalProtocolError, MCPError
 from .._types import Implementation, Tool
 from ._errors import ServerUnavailable, UnknownTool
+from ._listing import HostTool, Listing, SchemaCache, normalized_schema
 from ._names import (
     NamePolicy,
     ToolFilter,
@@ -55,7 +67,8 @@ from ._spec import (
     check_spec,
     forget_changed_templates,
 )
-from .schema._normalize import Normalized, normalize_schema
+from ._tools import TOOL_TARGETS, tool_definition
+from .schema._normalize import Normalized, SchemaError
 
 __all__ = [
     "DEFAULT_MAX_SERVERS",
@@ -83,9 +96,6 @@ _Input = Literal["start", "ready", "exited", "gave_up", "disable", "enable", "st
 #: Servers one host runs at most (rpi-mcp-adapter's bound): each is a process or a pool of
 #: sockets and a few threads or tasks; a config with hundreds is a mistake, not a workload.
 DEFAULT_MAX_SERVERS = 64
-
-#: Normalized schemas a host keeps (public name x target); past it the cache starts over.
-MAX_SCHEMA_CACHE = 4096
 
 #: Seconds a call that waited for its server must still have to be sent: less, and the tool
 #: would run (with its side effects) for a caller that times out before the answer.
@@ -117,25 +127,6 @@ def _table() -> dict[tuple[ServerState, _Input], ServerState]:
 
 #: ``(state, input) -> next state``; a missing pair is an illegal move.
 TRANSITIONS: Mapping[tuple[ServerState, _Input], ServerState] = _table()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HostTool:
-    """A tool as the host shows it: ``name`` is the public name (what a model calls),
-    ``server`` and ``tool`` say where it goes, ``definition`` is the server's own."""
-
-    name: str
-    server: str
-    tool: str
-    definition: Tool
-
-    @property
-    def description(self) -> str | None:
-        return self.definition.description
-
-    @property
-    def input_schema(self) -> dict[str, object]:
-        return self.definition.input_schema
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -200,6 +191,13 @@ class _Server:
     error: str | None = None
     stderr_tail: str = ""
     tools: list[Tool] | None = None  # None: never listed in this incarnation
+    #: The listed tools the filter allows, as listed (a name listed twice is there twice).
+    allowed: list[Tool] = field(default_factory=list)
+    #: Tool name -> its first allowed definition: what a public name routes to.
+    by_name: dict[str, Tool] = field(default_factory=dict)
+    #: ``(tool, target)`` -> the normalized schema, kept across listings while the tool's
+    #: input schema stays equal (pruned to the listed tools at each listing).
+    schemas: SchemaCache = field(default_factory=dict)
     stale: bool = False  # tools/list_changed seen: list again
     #: The server became ready since it was last started from scratch (initially, or by
     #: hand): only then is a failed start a crash the schedule retries.  A start from scratch
@@ -249,8 +247,12 @@ class HostCore:
         # added again under the same name never reuses a number a late report could match.
         self._next_incarnation = 0
         self._names = assign_names({}, self.policy)
-        self._routes: dict[str, tuple[_Server, str, str]] = {}
-        self._schemas: dict[tuple[str, str], tuple[Tool, Normalized]] = {}
+        # public name -> (server record, server, tool, definition): one lookup per call
+        self._routes: dict[str, tuple[_Server, str, str, Tool]] = {}
+        self._named: dict[str, dict[str, Tool]] = {}  # the listings the names were made of
+        self._generation = 0
+        # What is kept for one generation (dropped by _bump, made again when next asked for)
+        self._listing: Listing[_Server] | None = None
         self.start = start
         for spec in config.servers.values():
             self._servers[spec.name] = server = self._record(spec)
@@ -284,21 +286,71 @@ class HostCore:
             server.stale = False
             self._stale.discard(name)
         if state != previous:
+            self._bump()  # which tools are callable follows the state
             schedule = server.schedule
             self._events.append(ServerEvent(
                 server=name, state=state, previous=previous, at=now, error=server.error,
                 next_start_at=None if schedule is None else schedule.next_start_at,
                 attempts=0 if schedule is None else schedule.attempts))
 
+    def _bump(self) -> None:
+        """A listing, the names or a state changed: what was kept for the last generation
+        goes (the normalized schemas stay: they are kept per tool, see :meth:`_list`)."""
+        self._generation += 1
+        self._listing = None
+
+    def _kept(self) -> Listing[_Server]:
+        """This generation's :class:`Listing` (made of the routes and states as they are)."""
+        listing = self._listing
+        if listing is None:
+            listing = self._listing = Listing(self._routes, self._callable, tool_definition,
+                                              TOOL_TARGETS)
+        return listing
+
     def _rename(self) -> None:
-        listing = {name: [t.name for t in s.tools if s.filter.allows(t.name)]
-                   for name, s in self._servers.items()
-                   if s.tools is not None and (s.state not in ("disabled", "stopped")
-                                               or s.held)}
-        self._names = assign_names(listing, self.policy)
-        # public name -> (server record, server, tool): one dict lookup per routed call
-        self._routes = {public: (self._servers[server], server, tool)
-                        for public, (server, tool) in self._names.items()}
+        named = {name: s.by_name for name, s in self._servers.items()
+                 if s.tools is not None and (s.state not in ("disabled", "stopped")
+                                             or s.held)}
+        self._bump()
+        previous = self._named
+        if len(named) == len(previous) and all(previous.get(name) is by_name
+                                               for name, by_name in named.items()):
+            return  # the very same listings (an exit keeps them): the same names and routes
+        self._named = named  # held, so no listing's dict is freed and another takes its place
+        listing = {name: by_name.keys() for name, by_name in named.items()}
+        self._names = names = assign_names(listing, self.policy)
+        routes: dict[str, tuple[_Server, str, str, Tool]] = {}
+        for public in names:  # sorted: tools() and all_tools() keep this order
+            server_name, tool_name = names.resolve(public)
+            server = self._servers[server_name]
+            routes[public] = (server, server_name, tool_name, server.by_name[tool_name])
+        self._routes = routes
+
+    @staticmethod
+    def _list(server: _Server, tools: Iterable[Tool] | None) -> None:
+        """Keep a server's listing (None: it has none), with the allowed tools by name; the
+        normalized schemas of tools no longer listed go (the others are checked against
+        their new schema when next asked for)."""
+        if tools is None:
+            server.tools = None
+            server.allowed = []
+            server.by_name = {}
+            server.schemas = {}
+            return
+        server.tools = listed = list(tools)
+        allows = server.filter.allows
+        server.allowed = allowed = [t for t in listed if allows(t.name)]
+        by_name: dict[str, Tool] = {}
+        for t in allowed:
+            by_name.setdefault(t.name, t)  # a name listed twice: the first definition
+        server.by_name = by_name
+        server.schemas = {key: hit for key, hit in server.schemas.items() if key[0] in by_name}
+
+    @staticmethod
+    def _callable(server: _Server) -> bool:
+        """Its listed tools are offered to a model: running, in backoff or starting (calls
+        wait for the restart), or closed until next used."""
+        return server.state in ("running", "backoff", "starting") or server.held
 
     def _new_incarnation(self, server: _Server) -> int:
         self._next_incarnation += 1
@@ -346,7 +398,7 @@ class HostCore:
         server = self._current(name, incarnation)
         if server is None or server.state != "starting":
             return
-        server.tools = list(tools)
+        self._list(server, tools)
         server.server_info = server_info
         server.protocol_version = protocol_version
         server.era = era
@@ -398,7 +450,7 @@ class HostCore:
         server = self._current(name, incarnation)
         if server is None or server.state != "running":
             return
-        server.tools = list(tools)
+        self._list(server, tools)
         server.stale = False
         self._stale.discard(name)
         self._rename()
@@ -452,22 +504,55 @@ class HostCore:
     def tool_names(self) -> ToolNames:
         return self._names
 
+    @property
+    def generation(self) -> int:
+        """A number that grows at every change of what :meth:`tools`, :meth:`all_tools`,
+        :meth:`definitions` or the names say (a listing, a rename, a server's state): equal
+        numbers mean equal answers, so a caller may key its own caches (a search index) on
+        it."""
+        return self._generation
+
     def tools(self) -> list[HostTool]:
-        """The tools a model may call, by public name: those of running servers (and of
-        servers in backoff, whose calls wait for the restart), filtered by each server's
-        include/exclude patterns."""
-        out = []
-        for public, (server_name, tool_name) in self._names.items():
-            server = self._servers[server_name]
-            listed = server.state in ("running", "backoff", "starting") or server.held
-            if not listed or server.tools is None:
-                continue
-            for t in server.tools:
-                if t.name == tool_name:
-                    out.append(HostTool(name=public, server=server_name, tool=tool_name,
-                                        definition=t))
-                    break
-        return out
+        """The tools a model may call, sorted by public name: those of running servers (and
+        of servers in backoff or starting, whose calls wait for the restart, and of servers
+        closed until next used), filtered by each server's include/exclude patterns.
+        Computed once per :attr:`generation`; each call returns a new list (of shared,
+        immutable records)."""
+        return list(self._kept().tools())
+
+    def all_tools(self) -> list[HostTool]:
+        """Every tool that has a listing, sorted by public name, filtered like :meth:`tools`:
+        those of :meth:`tools` and those of servers that cannot take a call now but keep
+        their last listing (failed): what a search ranks.  Computed once per
+        :attr:`generation`; each call returns a new list."""
+        return list(self._kept().all_tools())
+
+    def tool(self, public: str) -> HostTool:
+        """The tool of :meth:`tools` named ``public`` (one lookup).  Raises
+        :class:`UnknownTool` (with close matches) for a name :meth:`tools` does not have:
+        list the tools again once, or tell the model."""
+        entry = self._routes.get(public)
+        if entry is None or not self._callable(entry[0]):
+            raise UnknownTool(public, self._names.close_matches(public))
+        _, server_name, tool_name, definition = entry
+        return HostTool(name=public, server=server_name, tool=tool_name, definition=definition)
+
+    def definitions(self, target: str) -> list[dict[str, Any]]:
+        """Every tool of :meth:`tools` as a function tool of ``target`` (see
+        :func:`~mcp_proto.host._tools.tool_definition`), in the same order, leaving out those
+        whose schema the target refuses (:meth:`refused` says which and why).  Computed once
+        per :attr:`generation` and target, from the normalized schemas kept per tool; each
+        call returns a new list of the same definitions, which are shared: copy one before
+        changing it (``{**d, "cache_control": ...}``; the schema inside is shared with the
+        targets that send the same one, ``openai`` and ``openai-responses``).  ``ValueError``
+        for an unknown target."""
+        return list(self._kept().defined(target)[0])
+
+    def refused(self, target: str) -> list[tuple[str, SchemaError]]:
+        """``(public name, error)`` for each tool of :meth:`tools` whose schema ``target``
+        cannot take (left out of :meth:`definitions`: log them, or offer those tools under
+        another target).  ``ValueError`` for an unknown target."""
+        return list(self._kept().defined(target)[1])
 
     def call_timeout(self, server: str, timeout: float | None = None) -> float:
         """A call's total seconds: ``timeout`` if given, else the server's, else the host's."""
@@ -487,7 +572,7 @@ class HostCore:
         stopped, in backoff past the deadline, or still starting at it).  Nothing is sent
         in either case."""
         try:
-            server, server_name, tool_name = self._routes[public]
+            server, server_name, tool_name, _ = self._routes[public]
         except KeyError:
             raise UnknownTool(public, self._names.close_matches(public)) from None
         again = deadline is not None
@@ -521,23 +606,16 @@ class HostCore:
         return Route(server_name, tool_name, server.incarnation, deadline, wait_until)
 
     def normalized(self, public: str, target: str) -> Normalized:
-        """The tool's input schema normalized for ``target`` (cached per listing: the same
-        definition is normalized once).  Raises :class:`UnknownTool` and
-        :class:`SchemaError`."""
+        """The input schema of the tool named ``public`` (any server with a listing, as
+        :meth:`route` knows it) normalized for ``target``: converted once while the tool is
+        listed with an equal schema (one lookup after that).  Raises :class:`UnknownTool`,
+        ``ValueError`` for an unknown target and :class:`SchemaError` when the target cannot
+        take the schema (leave the tool out for that target)."""
         try:
-            server, _, tool_name = self._routes[public]
+            server, _, tool_name, definition = self._routes[public]
         except KeyError:
             raise UnknownTool(public, self._names.close_matches(public)) from None
-        definition = next(t for t in server.tools or () if t.name == tool_name)
-        key = (public, target)
-        hit = self._schemas.get(key)
-        if hit is not None and hit[0] is definition:
-            return hit[1]
-        n = normalize_schema(definition.input_schema, target)
-        if len(self._schemas) >= MAX_SCHEMA_CACHE:
-            self._schemas.clear()  # a host that lists thousands of tools for many targets
-        self._schemas[key] = (definition, n)
-        return n
+        return normalized_schema(server.schemas, tool_name, definition, target)
 
     def _unlisted(self, server: _Server) -> bool:
         """Has no listing yet but will have one: lazy (held, never started) or starting."""
@@ -612,8 +690,7 @@ class HostCore:
 
     def server_tools(self, name: str) -> list[Tool]:
         """A server's listed tools that its filter allows (its own names)."""
-        server = self._get(name)
-        return [t for t in server.tools or () if server.filter.allows(t.name)]
+        return list(self._get(name).allowed)
 
     def status(self, now: float) -> dict[str, ServerStatus]:
         """Every server's status, in config order."""
@@ -629,7 +706,7 @@ class HostCore:
                 next_start_at=schedule.next_start_at
                 if schedule is not None and s.state == "backoff" else None,
                 error=s.error, stderr_tail=s.stderr_tail,
-                tools=0 if s.tools is None else sum(1 for t in s.tools if s.filter.allows(t.name)),
+                tools=len(s.allowed),
                 incarnation=s.incarnation,
                 # what the status says of the current run: only while it is up
                 started_at=s.started_at if up or s.state == "starting" else None,
@@ -699,7 +776,7 @@ class HostCore:
             server.schedule.reset()
         server.held = hold
         if not hold:
-            server.tools = None
+            self._list(server, None)
         self._rename()
 
     def enable(self, name: str, now: float) -> None:
@@ -719,7 +796,7 @@ class HostCore:
         if server.state != "disabled":
             self._move(name, server, "disable", now)
             self._new_incarnation(server)
-            server.tools = None
+            self._list(server, None)
         if server.spec.enabled:
             self._set_spec(name, server, enabled=False)
         self._rename()

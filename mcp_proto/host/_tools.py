@@ -20,11 +20,13 @@ makes that tool non-strict, not the server's others).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._types import Tool
-from ._state import HostTool
 from .schema._normalize import Normalized, SchemaError, normalize_schema
+
+if TYPE_CHECKING:  # (_listing, which defines it, imports no host module: no cycle)
+    from ._listing import HostTool
 
 __all__ = ["TOOL_TARGETS", "tool_definition", "tool_definitions"]
 
@@ -90,7 +92,7 @@ def tool_definition(tool: Tool | HostTool, target: str, *, name: str | None = No
     except KeyError:
         raise ValueError(f"unknown target {target!r}: one of {', '.join(TOOL_TARGETS)}") \
             from None
-    definition = tool.definition if isinstance(tool, HostTool) else tool
+    definition = tool if isinstance(tool, Tool) else tool.definition
     public = name or tool.name
     n = normalized if normalized is not None else normalize_schema(definition.input_schema,
                                                                    target)

@@ -29,6 +29,13 @@ Usage: ``python host_server.py [--name NAME] [--die-on-call N] [--log FILE] [--s
   ``host://<NAME>/readme``, one template ``host://<NAME>/item/{id}`` (each read answers
   ``"<NAME>:<uri>"``) and one prompt ``greet``.  ``--hang-lists``: never answer
   ``resources/list``, ``resources/templates/list`` nor ``prompts/list`` (keep reading).
+* ``--instructions TEXT``: the handshake's ``instructions``.
+* ``--model-tools``: add the tools of the model-facing tests: ``read_note`` (annotated
+  ``readOnlyHint``), ``delete_note`` (``destructiveHint``), ``weather {city}`` (an
+  ``outputSchema`` of ``{"temp": number}``; answers ``{"temp": 21.5}``), ``bad_weather``
+  (the same schema; answers ``{"temp": "hot"}``), ``big {size}`` (a text of ``size``
+  characters: lines ``line <n>`` numbered from 0, then ``END``) and ``add {a, b}``
+  (integers, both required; answers their sum as text).
 * Unknown methods (``server/discover`` too) -> -32601.  Exit 0 on stdin EOF.
 """
 
@@ -40,6 +47,50 @@ import os
 import sys
 import time
 from typing import Any
+
+_WEATHER = {"inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
+            "outputSchema": {"type": "object", "properties": {"temp": {"type": "number"}},
+                             "required": ["temp"]}}
+MODEL_TOOLS: dict[str, dict[str, Any]] = {
+    "read_note": {"inputSchema": {"type": "object", "properties": {}},
+                  "annotations": {"readOnlyHint": True}},
+    "delete_note": {"inputSchema": {"type": "object", "properties": {}},
+                    "annotations": {"readOnlyHint": False, "destructiveHint": True}},
+    "weather": _WEATHER,
+    "bad_weather": _WEATHER,
+    "big": {"inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}}},
+    "add": {"inputSchema": {"type": "object", "required": ["a", "b"], "properties": {
+        "a": {"type": "integer"}, "b": {"type": "integer"}}}},
+}
+
+
+def _big(size: int) -> str:
+    parts: list[str] = []
+    length = 0
+    n = 0
+    while length < size:
+        line = f"line {n}\n"
+        parts.append(line)
+        length += len(line)
+        n += 1
+    return ("".join(parts))[:max(0, size - 3)] + "END"
+
+
+def model_answer(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The result of one of :data:`MODEL_TOOLS`."""
+    if name == "weather":
+        value: dict[str, Any] = {"temp": 21.5}
+        return {"content": [{"type": "text", "text": json.dumps(value)}],
+                "structuredContent": value}
+    if name == "bad_weather":
+        value = {"temp": "hot"}
+        return {"content": [{"type": "text", "text": json.dumps(value)}],
+                "structuredContent": value}
+    if name == "big":
+        return {"content": [{"type": "text", "text": _big(int(arguments.get("size", 0)))}]}
+    if name == "add":
+        return {"content": [{"type": "text", "text": str(arguments["a"] + arguments["b"])}]}
+    return {"content": [{"type": "text", "text": f"{name} done"}]}
 
 
 def main() -> None:
@@ -58,6 +109,8 @@ def main() -> None:
     parser.add_argument("--fail-list-echo", default=None)
     parser.add_argument("--resources", action="store_true")
     parser.add_argument("--hang-lists", action="store_true")
+    parser.add_argument("--instructions", default=None)
+    parser.add_argument("--model-tools", action="store_true")
     args = parser.parse_args()
     if args.fail_start:
         sys.stderr.write("cannot start: missing token\n")
@@ -66,6 +119,8 @@ def main() -> None:
     if args.slow_start:
         time.sleep(args.slow_start)
     tools = [t for t in args.tools.split(",") if t]
+    if args.model_tools:
+        tools += list(MODEL_TOOLS)
     calls = 0
     listings = 0
     out = sys.stdout.buffer
@@ -75,6 +130,8 @@ def main() -> None:
         out.flush()
 
     def tool(name: str) -> dict[str, Any]:
+        if name in MODEL_TOOLS:
+            return {"name": name, "description": f"{name} of {args.name}", **MODEL_TOOLS[name]}
         props = {"text": {"type": "string"}} if name not in ("whoami", "add_tool") else {}
         return {"name": name, "description": f"{name} of {args.name}",
                 "inputSchema": {"type": "object", "properties": props}}
@@ -101,7 +158,8 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": rid, "result": {
                 "protocolVersion": params.get("protocolVersion", "2025-11-25"),
                 "capabilities": capabilities,
-                "serverInfo": {"name": args.name, "version": "1.0.0"}}})
+                "serverInfo": {"name": args.name, "version": "1.0.0"},
+                **({"instructions": args.instructions} if args.instructions else {})}})
         elif method == "logging/setLevel" and args.logging:
             if args.refuse_level:
                 send({"jsonrpc": "2.0", "id": rid,
@@ -161,6 +219,9 @@ def main() -> None:
                 text = "added"
             elif name == "whoami" and "whoami" in tools:
                 text = f"{args.name} {os.getpid()}"
+            elif name in MODEL_TOOLS and name in tools:
+                send({"jsonrpc": "2.0", "id": rid, "result": model_answer(name, arguments)})
+                continue
             elif name in tools:
                 text = f"{args.name}:{arguments.get('text', '')}"
             else:

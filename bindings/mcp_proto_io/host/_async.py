@@ -44,27 +44,19 @@ from mcp_proto import (
     Redactor,
 )
 from mcp_proto.host import (
-    META_TOOLS,
     ConfigError,
     HostCatalog,
     HostConfig,
     HostCore,
     HostTool,
-    MetaRequest,
-    MetaToolError,
-    ProviderContent,
     SchemaError,
     ServerEvent,
     ServerSpec,
     ServerStatus,
     ServerUnavailable,
     UnknownTool,
+    ValidatorCache,
     check_spec,
-    meta_error,
-    meta_result,
-    parse_meta_call,
-    to_provider_content,
-    tool_definition,
 )
 
 # -- the client side; for threads, .ci/make_host.py writes instead:
@@ -83,16 +75,16 @@ from ._common import (
     failure,
     log_event,
     log_refused_level,
-    meta_message,
-    meta_public_name,
-    meta_raw,
-    meta_servers,
-    meta_tools_listing,
     spec_redactor,
 )
 from ._config_files import save_config as _save_config
 
 __all__ = ["AsyncHostBase"]
+
+#: Times a call's checks run again because its route changed while they ran (the server
+#: replaced, or restarted with another listing, while an approval was asked): past it the
+#: call gives up (nothing is sent) rather than ask a person without end.
+MAX_RECHECKS = 3
 
 _H = TypeVar("_H", bound="AsyncHostBase")
 _Run = Run[AsyncClientBase]
@@ -127,6 +119,8 @@ class AsyncHostBase:
         self._changed: Any = None  # an event set (and replaced) at every change
         self._monitor: TaskHandle | None = None
         self._closed = False
+        validation = options.validation
+        self._validators = None if validation is None else ValidatorCache(validation.validator)
 
     # -- what each runtime gives ------------------------------------------------------------
 
@@ -447,51 +441,27 @@ class AsyncHostBase:
         with self._guard:
             return self._core.tools()
 
-    async def tool_definitions(self, target: str, *, timeout: float | None = None
-                               ) -> list[dict[str, Any]]:
-        """Every tool as a function tool of ``target`` (``openai``, ``openai-strict``,
-        ``openai-responses[-strict]``, ``anthropic``, ``gemini``, ``gemini-openapi``) under
-        its public name.  A tool whose schema the target cannot take is left out (see
-        :func:`mcp_proto.host.tool_definitions` for the reasons); ``timeout`` and the
-        servers left out as for :meth:`list_tools`.  ``ValueError`` for an unknown
-        target."""
-        out = []
-        for tool in await self.list_tools(timeout=timeout):
-            try:
-                with self._guard:
-                    normalized = self._core.normalized(tool.name, target)
-                out.append(tool_definition(tool, target, normalized=normalized))
-            except (SchemaError, UnknownTool):
-                continue
-        return out
-
-    async def call_tool(self, name: str, arguments: dict[str, Any] | str | None = None, *,
-                        timeout: float | None = None,
-                        on_progress: ProgressCallback | None = None,
-                        provider: str | None = None, task: bool | None = None,
-                        on_task_status: StatusCallback | None = None) -> CallToolResult:
-        """Call the tool whose public name is ``name`` and wait for its result.
-
-        ``provider`` (a target of :meth:`tool_definitions`) applies that target's argument
-        fixes first: under ``openai-strict`` the ``null`` a model sends for a field that was
-        optional is removed.  ``timeout`` (seconds, total) defaults to the server's, else the
-        host's.  A server that is starting, or in backoff with its restart before the
-        deadline, is waited for.  A name no listing has yet starts (lazy) or waits for only
-        the servers that may own it (:meth:`HostCore.owners`), then the rest.  ``task`` and
-        ``on_task_status`` are the client's (a call that may run as a task, and each of its
-        statuses).
-        Raises :class:`~mcp_proto.host.UnknownTool` (no such public name, even after listing
-        tools again; nothing was sent), :class:`~mcp_proto.host.ServerUnavailable` (failed,
-        disabled, or not back before the deadline, also when only such a server could own
-        the name; nothing was sent), and whatever the server's client raises
-        (:class:`~mcp_proto.ServerExited`: the call is not replayed).
-        A result with ``is_error`` is returned, not raised.
-        """
+    async def _call(self, name: str, arguments: dict[str, Any] | str | None, *,
+                    timeout: float | None, on_progress: ProgressCallback | None,
+                    fix: str | None, task: bool | None, on_task_status: StatusCallback | None,
+                    model: bool) -> CallToolResult:
+        """Route, check, wait and send (see :meth:`call_tool`); ``fix`` is the target whose
+        argument fixes apply (None: the arguments go as given)."""
         arguments = coerce_arguments(arguments)  # nothing is sent for bad ones
         refreshed = False
         listed = False  # the listings were just waited for: route at once (one guard a turn)
         deadline: float | None = None
         core = self._core
+        # The policy's checks (approval, validation) run when the call is first routed (its
+        # tool known) and again whenever the route changed since (a restart with another
+        # listing, the server replaced while an approval was asked): what is sent is always
+        # what was checked.  The arguments are fixed for the target from what was given.
+        policed = self._options.approval is not None or self._validators is not None
+        checking = policed
+        checked: HostTool | None = None
+        checked_spec: ServerSpec | None = None
+        rechecks = 0
+        given = arguments
         while True:
             with self._guard:
                 if self._closed or self._monitor is None:
@@ -516,12 +486,27 @@ class AsyncHostBase:
                             continue
                     else:
                         deadline = route.deadline
-                        if route.start:  # closed until next used: this is the use
-                            self._begin(route.server, now)
-                        run = self._runs.get(route.server)
-                        client = None if run is None else run.client
-                        if provider is not None and route.wait_until is None:
-                            arguments = self._fixed(name, provider, arguments)
+                        if policed and not checking and not self._still_checked(
+                                name, route.server, checked, checked_spec):
+                            rechecks += 1
+                            if rechecks > MAX_RECHECKS:
+                                raise ServerUnavailable(
+                                    route.server, core.state(route.server), None,
+                                    "its tool kept changing while the call was checked; "
+                                    "nothing was sent")
+                            checking = True
+                        if checking:
+                            checked = core.tool(name)
+                            checked_spec = core.spec(route.server)
+                            if fix is not None:
+                                arguments = self._fixed(name, fix, given)
+                        else:
+                            if route.start:  # closed until next used: this is the use
+                                self._begin(route.server, now)
+                            run = self._runs.get(route.server)
+                            client = None if run is None else run.client
+                            if fix is not None and not policed and route.wait_until is None:
+                                arguments = self._fixed(name, fix, arguments)
                     changed = self._changed
             if relist:  # tools changed: list them first
                 await self._wait_listings(timeout)
@@ -531,6 +516,12 @@ class AsyncHostBase:
                 assert deadline is not None
                 await self._rt.wait_event(changed, deadline - now)
                 continue
+            if checking:  # nothing is sent before these pass
+                assert checked is not None and checked_spec is not None
+                if await self._check_call(checked_spec, checked, arguments):
+                    deadline = None  # the time a person took to answer is not the call's
+                checking = False
+                continue
             if route.wait_until is not None or client is None or run is None \
                     or run.incarnation != route.incarnation:
                 # starting, in backoff, or being replaced: woken by any change
@@ -538,10 +529,10 @@ class AsyncHostBase:
                                           max(REROUTE_PAUSE, (route.wait_until or now) - now))
                 continue
             try:
-                return await client.call_tool(route.tool, arguments,
-                                              timeout=max(0.0, route.deadline - now),
-                                              on_progress=on_progress, task=task,
-                                              on_task_status=on_task_status)
+                result = await client.call_tool(route.tool, arguments,
+                                                timeout=max(0.0, route.deadline - now),
+                                                on_progress=on_progress, task=task,
+                                                on_task_status=on_task_status)
             except NotSent:
                 # The run ended between routing and sending (nothing reached the server):
                 # route again, to the next run as the restart policy allows.
@@ -550,6 +541,35 @@ class AsyncHostBase:
                     changed = self._changed
                 if pending:
                     await self._rt.wait_event(changed, REROUTE_PAUSE)
+                continue
+            if checked is not None and self._validators is not None:
+                return self._check_output(route.server, checked, result)
+            return result
+
+    async def _check_call(self, spec: ServerSpec, tool: HostTool,
+                          arguments: dict[str, Any] | None) -> bool:
+        """The checks of a call before it is sent (:mod:`._asyncmodel`'s); True when the
+        host's ask callback was asked."""
+        raise NotImplementedError
+
+    def _still_checked(self, name: str, server: str, checked: HostTool | None,
+                       spec: ServerSpec | None) -> bool:
+        """Whether the call ``name``, routed to ``server`` now, is still the call that was
+        checked: the same server and tool, under the same spec, with an equal definition
+        (guard held)."""
+        if checked is None or spec is None or checked.server != server:
+            return False
+        core = self._core
+        if core.spec(server) is not spec:
+            return False
+        current = core.tool(name)
+        return current.tool == checked.tool and (
+            current.definition is checked.definition or current.definition == checked.definition)
+
+    def _check_output(self, server: str, tool: HostTool, result: CallToolResult
+                      ) -> CallToolResult:
+        """The check of a call's result (:mod:`._asyncmodel`'s)."""
+        raise NotImplementedError
 
     def _start_owners(self, name: str, now: float, deadline: float | None,
                       timeout: float | None) -> float | None:
@@ -582,63 +602,6 @@ class AsyncHostBase:
             return self._core.normalized(name, provider).fix_arguments(arguments)
         except SchemaError:  # no definition was given for it: nothing to undo
             return arguments
-
-    # -- meta-tools ---------------------------------------------------------------------------
-
-    def meta_tools(self, target: str) -> list[dict[str, Any]]:
-        """The definitions of ``mcp_list``, ``mcp_call`` and ``mcp_request`` for ``target``:
-        three fixed tools that reach every server (for a model that does not get every
-        tool).  Run them with :meth:`call_meta_tool`."""
-        return [tool_definition(tool, target) for tool in META_TOOLS.values()]
-
-    async def call_meta_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
-                             provider: str) -> ProviderContent:
-        """Run meta-tool ``name`` and return its outcome as ``provider``'s content.  A
-        model's mistake (a bad argument, an unknown server or tool) and a server's failure
-        come back as an ``isError`` result the model can read.  ``KeyError`` for a name
-        that is not a meta-tool; ``ValueError`` for an unknown provider."""
-        with self._guard:
-            self._check_open()
-            servers = self._core.names()
-        request: MetaRequest | None = None
-        try:
-            request = parse_meta_call(name, arguments, servers)
-            result = await self._run_meta(request)
-        except MetaToolError as exc:
-            result = meta_error(str(exc))
-        except MCPError as exc:  # the server's failure: no stderr for the model
-            with self._guard:
-                redactor = None if request is None or request.server is None \
-                    else self._redactor(request.server)
-            result = meta_error(meta_message(exc, redactor))
-        return to_provider_content(result, provider, name=name)
-
-    async def _run_meta(self, request: MetaRequest) -> CallToolResult:
-        server = request.server
-        if request.kind == "servers":
-            with self._guard:
-                return meta_servers(self._core, self._clock())
-        assert server is not None
-        if request.kind == "close":
-            await self.stop_server(server)
-            return meta_result({"server": server, "closed": True})
-        if request.kind == "call":
-            assert request.tool is not None
-            await self._start_unlisted([server], request.timeout)  # lazy: its tools first
-            with self._guard:
-                public = meta_public_name(self._core, server, request.tool)
-            # no argument fixes: the model wrote these for the tool's own schema
-            return await self.call_tool(public, request.arguments, timeout=request.timeout)
-        client = await self._in_use(server, request.timeout)
-        if request.kind == "tools":
-            fresh = await client.list_tools(timeout=request.timeout)
-            with self._guard:
-                return meta_tools_listing(self._core, server, fresh)
-        assert request.method is not None
-        raw = await client.send_request(request.method, request.arguments or None,
-                                        timeout=request.timeout)
-        with self._guard:
-            return meta_raw(self._core, server, request.method, raw)
 
     async def _in_use(self, name: str, timeout: float | None,
                       until: float | None = None) -> AsyncClientBase:

@@ -30,15 +30,27 @@ from mcp_proto.host import (
     DEFAULT_MAX_SERVERS,
     DEFAULT_RESTART,
     META_TOOLS,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Budget,
     HostConfig,
     HostCore,
+    InvalidArguments,
+    InvalidOutput,
     MetaToolError,
     NamePolicy,
     OAuthSettings,
     RestartPolicy,
+    ResultStore,
     ServerEvent,
     ServerSpec,
     StartMode,
+    ToolDenied,
+    Validation,
+    as_policy,
+    as_validation,
+    denied_result,
+    invalid_result,
     meta_result,
     oauth_settings,
     redact_url,
@@ -53,6 +65,7 @@ from ._config_files import AskInput, load_config
 __all__ = [
     "REROUTE_PAUSE",
     "TRIAL",
+    "ApprovalCallback",
     "ConnectConfig",
     "HostHandler",
     "HostNotificationCallback",
@@ -77,8 +90,12 @@ __all__ = [
     "meta_tools_listing",
     "meta_policy",
     "meta_public_name",
+    "refused_result",
 ]
 
+ApprovalCallback = Callable[[ApprovalRequest], Any]
+"""The ask step of an approval: takes the request, answers ``"allow"`` / ``"deny"`` or
+True / False (or an awaitable of that, in the async bindings)."""
 HostHandler = Callable[[str, dict[str, Any]], Any]
 """A host-wide server-request handler: takes the server's name and the request's params;
 returns the result object (or an awaitable of it, in the async bindings)."""
@@ -177,6 +194,15 @@ class HostOptions:
     log_level: str | None = None
     """The ``logging/setLevel`` each server with the logging capability is sent as it
     starts (None: each keeps its own)."""
+    approval: ApprovalPolicy | None = None
+    """Who may call what (None: every call is allowed, as without a policy)."""
+    validation: Validation | None = None
+    """What is checked against the tools' schemas (None: nothing)."""
+    budget: Budget | None = None
+    """The size a result may take on the model's paths (``provider=``, meta-tools) when the
+    call names none (None: no budget)."""
+    result_store: ResultStore | None = None
+    """Where cut results are kept for ``mcp_read_result`` (None: a default store)."""
 
 
 def server_auth(spec: ServerSpec, options: HostOptions) -> OAuth | None:
@@ -270,7 +296,11 @@ class ConnectConfig(Protocol[_H_co]):
                  on_stderr: HostStderrCallback | None = None,
                  on_trace: HostTraceCallback | None = None,
                  ask: AskInput | None = None,
-                 log_level: str | None = None) -> _H_co: ...
+                 log_level: str | None = None,
+                 approval: ApprovalPolicy | ApprovalCallback | None = None,
+                 validate: Validation | bool | None = None,
+                 budget: Budget | None = None,
+                 result_store: ResultStore | None = None) -> _H_co: ...
 
 
 def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfig[_H]:
@@ -294,7 +324,11 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
                        on_stderr: HostStderrCallback | None = None,
                        on_trace: HostTraceCallback | None = None,
                        ask: AskInput | None = None,
-                       log_level: str | None = None) -> _H:
+                       log_level: str | None = None,
+                       approval: ApprovalPolicy | ApprovalCallback | None = None,
+                       validate: Validation | bool | None = None,
+                       budget: Budget | None = None,
+                       result_store: ResultStore | None = None) -> _H:
         """A Host for every server of a config; use it in a ``with`` block (``async with``
         on asyncio and trio).
 
@@ -328,10 +362,26 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
         ``notifications/message`` then reach ``on_notification`` and the
         ``mcp_proto_io.server_log`` logger); a server that refuses it keeps its own
         (logged on ``mcp_proto_io.lifecycle``); ``ValueError`` for another name.
+
+        Between the host and the model: ``approval`` (an
+        :class:`~mcp_proto.host.ApprovalPolicy`, or a plain callable that is its ``ask``
+        step alone: it gets an :class:`~mcp_proto.host.ApprovalRequest` and answers
+        ``"allow"`` / ``"deny"`` or True / False, plain or async on asyncio and trio)
+        decides each tool call before anything is sent (None: all allowed); ``validate``
+        (True, or a :class:`~mcp_proto.host.Validation`) checks arguments against each
+        tool's ``inputSchema`` before the request and ``structuredContent`` against its
+        ``outputSchema`` after (needs ``pip install 'mcp-proto[validate]'`` for the default
+        validator); ``budget`` (a :class:`~mcp_proto.host.Budget`) bounds each result on
+        the model's paths (``call_tool(provider=...)``, :meth:`call_meta_tool`), the whole
+        result kept in ``result_store`` for ``mcp_read_result``.
         """
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {log_level!r}; use one of "
                              f"{', '.join(LOG_LEVELS)}")
+        if budget is not None and not isinstance(budget, Budget):
+            raise TypeError(f"budget must be a Budget or None, not {type(budget).__name__}")
+        if result_store is not None and not isinstance(result_store, ResultStore):
+            raise TypeError("result_store must be a ResultStore or None")
         config = load_source(source, dialect=dialect, env=env, inputs=inputs, ask=ask)
         options = HostOptions(names=meta_policy(names or NamePolicy()), restart=restart,
                               timeout=timeout,
@@ -341,7 +391,9 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
                               client_info=client_info, limits=limits,
                               auth_redirect=auth_redirect, auth_store=auth_store,
                               start=start, on_stderr=on_stderr, on_trace=on_trace,
-                              log_level=log_level)
+                              log_level=log_level, approval=as_policy(approval),
+                              validation=as_validation(validate), budget=budget,
+                              result_store=result_store)
         return cls(config, options)
 
     return connect_config
@@ -420,3 +472,11 @@ def meta_raw(core: HostCore, server: str, method: str, raw: dict[str, Any]) -> C
         raw = {**raw, "tools": [t for t in raw["tools"] if isinstance(t, dict)
                                 and core.allows(server, str(t.get("name")))]}
     return meta_result(raw)
+
+
+def refused_result(exc: ToolDenied | InvalidArguments | InvalidOutput) -> CallToolResult:
+    """What the model reads when the host's policy stopped a call (a denial, arguments that
+    fail the tool's schema: nothing was sent) or refused its output."""
+    if isinstance(exc, ToolDenied):
+        return denied_result(exc)
+    return invalid_result(exc)

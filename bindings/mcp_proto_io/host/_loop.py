@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from mcp_proto.host import HostConfig, ServerEvent
 
-from ._asynccatalog import AsyncCatalogBase
+from ._asyncmodel import AsyncModelBase
 from ._common import HostOptions
 
 __all__ = ["AsyncHost"]
@@ -32,7 +32,7 @@ _H = TypeVar("_H", bound="AsyncHost")
 CLOSE_POLL = 0.005
 
 
-class AsyncHost(AsyncCatalogBase):
+class AsyncHost(AsyncModelBase):
     """Many MCP servers as one, from a config, on asyncio or trio.  Create it with
     ``connect_config`` and use it in ``async with``.
 
@@ -54,6 +54,12 @@ class AsyncHost(AsyncCatalogBase):
 
     def _opened(self) -> None:
         self._token = self._rt.token()
+
+    async def _answer(self, ask: Callable[[Any], Any], request: Any) -> Any:
+        answer = ask(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return answer
 
     def _dispatch(self) -> None:
         """Queue the state changes for ``on_server_event``, called in order in one task."""

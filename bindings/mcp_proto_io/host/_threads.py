@@ -12,10 +12,12 @@ order.
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 import traceback
 from collections.abc import Callable
+from typing import Any
 
 from mcp_proto.host import HostConfig
 
@@ -23,7 +25,7 @@ from mcp_proto.host import HostConfig
 from .._sync import connect_http, connect_stdio
 from ._blocking import RUNTIME
 from ._common import HostOptions, host_connector
-from ._synccatalog import CatalogBase
+from ._syncmodel import ModelBase
 
 __all__ = ["Host", "connect_config"]
 
@@ -32,7 +34,7 @@ __all__ = ["Host", "connect_config"]
 THREAD_JOIN = 10.0
 
 
-class Host(CatalogBase):
+class Host(ModelBase):
     """Many MCP servers as one, from a config.  Create it with :func:`connect_config` and use
     it in a ``with`` block.  Thread-safe.
 
@@ -53,6 +55,16 @@ class Host(CatalogBase):
         # held while events are delivered (re-entrant: the callback may edit the host)
         self._dispatching = threading.RLock()
         self._delivering = threading.local()  # .depth: this thread is in the callback
+
+    def _answer(self, ask: Callable[[Any], Any], request: Any) -> Any:
+        answer = ask(request)
+        if inspect.isawaitable(answer):  # an async callback cannot be awaited on threads
+            close = getattr(answer, "close", None)
+            if close is not None:
+                close()  # no "never awaited" warning: it was refused, not forgotten
+            raise TypeError("the threads Host takes a plain approval callback, not an async "
+                            "one (use the asyncio or trio Host for that)")
+        return answer
 
     def _dispatch(self) -> None:
         """Give the host's callback the state changes, in order (never with the host's lock

@@ -34,6 +34,11 @@ append to the conversation.  Rules (host-notes 2.1, 2.2, 9.1; issue 11):
 - The MCP result is kept as received in :attr:`ProviderContent.raw`.
 - Work is linear in the size of the result: each block is visited once, texts are joined once,
   the size budget is a running count.
+- ``budget=`` (a :class:`~mcp_proto.host.content._budget.Budget`): the result is first cut
+  to it by :func:`~mcp_proto.host.content._budget.budget_result` (a head, a marker, a tail;
+  media over its limits as notes), then converted; the text each target gets is the
+  budgeted document or less (the block texts above are ``_budget``'s, so both count the
+  same).  :data:`DEFAULT_BUDGETS` per target.  ``budget=None`` is the conversion alone.
 
 Targets: :data:`CONTENT_TARGETS`.  The ``-strict`` and ``-openapi`` variants only change how
 tool *schemas* are written; results are formatted exactly like their base provider's.
@@ -44,12 +49,12 @@ tool *schemas* are written; results are formatted exactly like their base provid
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..._errors import LocalProtocolError
+from ..._notes import Note
 from ..._types import (
     AudioContent,
     BlobResourceContents,
@@ -62,6 +67,17 @@ from ..._types import (
     TextResourceContents,
     UnknownContent,
 )
+from ._budget import (
+    MAX_UNKNOWN_BLOCK_JSON,
+    Budget,
+    _Binary,
+    _binary,
+    _link_text,
+    _resource_head,
+    _unknown_text,
+    base64_size,
+    budget_result,
+)
 from ._structured import _duplicate_index, _json_text
 
 __all__ = [
@@ -72,6 +88,8 @@ __all__ = [
     "ANTHROPIC_MAX_IMAGE_BASE64",
     "ANTHROPIC_MAX_REQUEST_BYTES",
     "CONTENT_TARGETS",
+    "DEFAULT_BUDGETS",
+    "DEFAULT_MAX_RESULT_TOKENS",
     "GEMINI_INLINE_TYPES",
     "GEMINI_MAX_INLINE_BYTES",
     "GEMINI_MAX_VALUE_DEPTH",
@@ -82,6 +100,7 @@ __all__ = [
     "OPENAI_MAX_REQUEST_BYTES",
     "ProviderContent",
     "base64_size",
+    "default_budget",
     "to_provider_content",
 ]
 
@@ -170,12 +189,7 @@ GEMINI_MAX_VALUE_DEPTH = 40
 
 # -- all --------------------------------------------------------------------------------------
 
-#: A block of a type mcp-proto does not know is shown as its JSON up to this many characters;
-#: beyond, it likely carries base64 data that would only cost tokens, so only its type and size
-#: are named.
-MAX_UNKNOWN_BLOCK_JSON = 16 * 1024
-
-_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+# MAX_UNKNOWN_BLOCK_JSON and base64_size are ._budget's: the document counts the same text.
 
 #: File name extensions for ``input_file`` names whose URI has none (OpenAI reads the type
 #: from the name).  A pure table: :mod:`mimetypes` reads system files.
@@ -192,18 +206,6 @@ _EXTENSIONS: Mapping[str, str] = {
 }
 
 
-def base64_size(data: str) -> int | None:
-    """The decoded size of standard, padded base64 ``data``, or None if it is not that.
-
-    One regex pass and no decoding: linear and allocation-free.  Whitespace (MIME line breaks)
-    and the URL-safe alphabet are refused, because the providers refuse them too.
-    """
-    if len(data) % 4 or _BASE64.fullmatch(data) is None:
-        return None
-    padding = 2 if data[-2:] == "==" else 1 if data[-1:] == "=" else 0
-    return len(data) // 4 * 3 - padding
-
-
 # -- the result -------------------------------------------------------------------------------
 
 
@@ -217,7 +219,9 @@ class ProviderContent:
     items; Gemini the ``FunctionResponse.response`` object.  ``extra_parts`` is what goes
     beside it (Gemini ``inlineData`` parts; nothing for the others).  ``notes`` says what was
     turned into text or left out, for logs.  ``raw`` is the MCP result as received.
-    ``name`` is the function name a Gemini ``functionResponse`` needs.
+    ``name`` is the function name a Gemini ``functionResponse`` needs.  Under a budget,
+    ``budget_notes`` says what the budget cut (each one's detail is in ``notes`` too) and
+    ``handle`` is the store handle the marker names (None when nothing was omitted).
 
     ``ValueError`` for a target not in :data:`CONTENT_TARGETS`.
     """
@@ -229,6 +233,8 @@ class ProviderContent:
     extra_parts: tuple[dict[str, Any], ...] = ()
     notes: tuple[str, ...] = ()
     name: str | None = None
+    budget_notes: tuple[Note, ...] = ()
+    handle: str | None = None
 
     def __post_init__(self) -> None:
         if self.target not in _BASE_TARGET:
@@ -305,6 +311,46 @@ _LIMITS: Mapping[str, _Limits] = {
 }
 
 
+# -- default budgets --------------------------------------------------------------------------
+
+#: A result's tokens by default, for every target: Claude Code's cap on an MCP tool's output
+#: (``MAX_MCP_OUTPUT_TOKENS``, 25,000 by default); a result that size is already a large share
+#: of a context window.
+DEFAULT_MAX_RESULT_TOKENS = 25_000
+
+
+def _decoded(base64_chars: int) -> int:
+    return base64_chars // 4 * 3
+
+
+#: Media limits of the default budgets: the providers' own (decoded bytes of their base64
+#: limits above), so what a provider would refuse is a note counted in the budget.  OpenAI
+#: Chat takes no media in a result (each block is a placeholder already).
+_MEDIA_BUDGETS: Mapping[str, tuple[int | None, int | None]] = {
+    "anthropic": (_decoded(ANTHROPIC_MAX_IMAGE_BASE64), _decoded(ANTHROPIC_MAX_REQUEST_BYTES)),
+    "openai": (None, None),
+    "openai-responses": (None, _decoded(OPENAI_MAX_REQUEST_BYTES)),
+    "gemini": (None, _decoded(GEMINI_MAX_INLINE_BYTES)),
+}
+#: Each target's default :class:`~mcp_proto.host.content._budget.Budget`.
+DEFAULT_BUDGETS: Mapping[str, Budget] = {
+    target: Budget(max_tokens=DEFAULT_MAX_RESULT_TOKENS,
+                   max_image_bytes=_MEDIA_BUDGETS[_BASE_TARGET[target]][0],
+                   max_binary_bytes=_MEDIA_BUDGETS[_BASE_TARGET[target]][1])
+    for target in CONTENT_TARGETS
+}
+
+
+def default_budget(target: str) -> Budget:
+    """``target``'s default budget (:data:`DEFAULT_BUDGETS`); ``ValueError`` for a target not
+    in :data:`CONTENT_TARGETS`."""
+    budget = DEFAULT_BUDGETS.get(target)
+    if budget is None:
+        raise ValueError(f"unknown content target {target!r}; expected one of "
+                         f"{', '.join(CONTENT_TARGETS)}")
+    return budget
+
+
 @dataclass(slots=True)
 class _Builder:
     """What one conversion has produced so far (private and mutable; one per call)."""
@@ -334,46 +380,13 @@ class _Builder:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class _Binary:
-    """A base64 payload of a block, whatever its kind."""
-
-    label: str            # "image", "audio" or "resource"
-    data: str
-    mime: str             # lower-case essence, "" when the server gave none
-    uri: str | None       # embedded resources only
-    size: int | None      # decoded bytes; None when ``data`` is not base64
-
-    def placeholder(self) -> str:
-        mime = self.mime or "unknown type"
-        amount = (f"{self.size} bytes" if self.size is not None
-                  else f"not valid base64, {len(self.data)} characters")
-        if self.uri is not None:
-            return f"[resource: {self.uri} ({mime}, {amount})]"
-        return f"[{self.label}: {mime}, {amount}]"
-
-    def filename(self) -> str:
-        """A file name for ``input_file``: the URI's last segment, with an extension."""
-        tail = (self.uri or "").split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
-        name = tail or "file"
-        if "." not in name:
-            name += _EXTENSIONS.get(self.mime, "")
-        return name
-
-
-def _essence(mime: str | None) -> str:
-    return "" if mime is None else mime.split(";", 1)[0].strip().lower()
-
-
-def _binary(block: ContentBlock) -> _Binary:
-    if isinstance(block, EmbeddedResource):
-        res = block.resource
-        assert isinstance(res, BlobResourceContents)
-        return _Binary("resource", res.blob, _essence(res.mime_type), res.uri,
-                       base64_size(res.blob))
-    assert isinstance(block, ImageContent | AudioContent)
-    return _Binary(block.type, block.data, _essence(block.mime_type), None,
-                   base64_size(block.data))
+def _filename(binary: _Binary) -> str:
+    """A file name for ``input_file``: the URI's last segment, with an extension."""
+    tail = (binary.uri or "").split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    name = tail or "file"
+    if "." not in name:
+        name += _EXTENSIONS.get(binary.mime, "")
+    return name
 
 
 def _refuse(b: _Builder, binary: _Binary, why: str) -> None:
@@ -412,15 +425,7 @@ def _as_text(block: ContentBlock, b: _Builder) -> None:
 
 def _link_as_text(block: ContentBlock, b: _Builder) -> None:
     assert isinstance(block, ResourceLink)
-    facts = [block.name]
-    if block.title and block.title != block.name:
-        facts.append(block.title)
-    if block.mime_type:
-        facts.append(block.mime_type)
-    if block.size is not None:
-        facts.append(f"{block.size} bytes")
-    text = f"[resource link: {block.uri} ({', '.join(facts)})]"
-    b.text(f"{text}\n{block.description}" if block.description else text)
+    b.text(_link_text(block))
     b.note("resource link sent as text")
 
 
@@ -428,9 +433,7 @@ def _resource_as_text(block: ContentBlock, b: _Builder) -> None:
     assert isinstance(block, EmbeddedResource)
     res = block.resource
     assert isinstance(res, TextResourceContents)
-    head = f"[resource: {res.uri} ({res.mime_type})]" if res.mime_type else \
-        f"[resource: {res.uri}]"
-    b.text(f"{head}\n{res.text}")
+    b.text(_resource_head(res) + res.text)
     b.note("embedded text resource sent as its URI and text")
 
 
@@ -442,11 +445,7 @@ def _as_placeholder(block: ContentBlock, b: _Builder) -> None:
 
 def _unknown_as_text(block: ContentBlock, b: _Builder) -> None:
     assert isinstance(block, UnknownContent)
-    dumped = _json_text(block.raw)
-    if len(dumped) <= MAX_UNKNOWN_BLOCK_JSON:
-        b.text(f"[{block.type} content]\n{dumped}")
-    else:
-        b.text(f"[{block.type} content, {len(dumped)} characters of JSON]")
+    b.text(_unknown_text(block))
     b.note(f"unknown block type {block.type!r} sent as text")
 
 
@@ -484,7 +483,7 @@ def _responses_media(block: ContentBlock, b: _Builder) -> None:
             b.pieces.append({"type": "input_image", "image_url": url})
     elif binary.mime in OPENAI_FILE_TYPES or binary.mime.startswith("text/"):
         if _reserve(b, binary):
-            b.pieces.append({"type": "input_file", "filename": binary.filename(),
+            b.pieces.append({"type": "input_file", "filename": _filename(binary),
                              "file_data": url})
     else:
         _refuse(b, binary, "not an image or file type OpenAI accepts")
@@ -692,18 +691,22 @@ def _raw(result: CallToolResult) -> dict[str, Any]:
 # -- entry point ------------------------------------------------------------------------------
 
 
-def to_provider_content(result: CallToolResult, target: str, *,
-                        name: str | None = None) -> ProviderContent:
+def to_provider_content(result: CallToolResult, target: str, *, name: str | None = None,
+                        budget: Budget | None = None,
+                        handle: str | None = None) -> ProviderContent:
     """``result`` in ``target``'s wire format (see the module's rules).
 
     ``name`` is the function name the model called, as declared to it (the host's public
     name, not the server's tool name); Gemini targets need it for the ``functionResponse``.
-    Never raises for a valid :class:`~mcp_proto.CallToolResult`: whatever a provider cannot
-    take becomes text, listed in ``notes``.
+    ``budget``: first :func:`~mcp_proto.host.content._budget.budget_result` (``handle``, the
+    whole result's store handle, is named in its marker), then the conversion; None: no
+    budget (``handle`` unused).  Never raises for a valid :class:`~mcp_proto.CallToolResult`:
+    whatever a provider cannot take becomes text, listed in ``notes``.
 
-    ``ValueError`` for a target not in :data:`CONTENT_TARGETS`; ``LocalProtocolError`` for a
-    Gemini target without ``name``.  Then append :meth:`ProviderContent.message` to the
-    conversation.
+    ``ValueError`` for a target not in :data:`CONTENT_TARGETS`, or what ``budget_result``
+    refuses (a bad handle; a budget whose own ``count_tokens`` counts the marker alone over
+    ``max_tokens``); ``LocalProtocolError`` for a Gemini target without ``name``.  Then
+    append :meth:`ProviderContent.message` to the conversation.
     """
     provider = _BASE_TARGET.get(target)
     if provider is None:
@@ -712,6 +715,21 @@ def to_provider_content(result: CallToolResult, target: str, *,
     if provider == "gemini" and not name:
         raise LocalProtocolError(f"target {target!r} needs name=: a Gemini functionResponse "
                                  "carries the name of the function it answers")
+    if budget is None:
+        return _convert(result, target, provider, name, _raw(result))
+    budgeted = budget_result(result, budget, handle=handle)
+    pc = _convert(budgeted.result, target, provider, name, _raw(result))
+    if not budgeted.cut:
+        return pc
+    return ProviderContent(
+        target=target, content=pc.content, is_error=pc.is_error, raw=pc.raw,
+        extra_parts=pc.extra_parts, name=name, budget_notes=budgeted.notes,
+        notes=(*pc.notes, *(note.detail for note in budgeted.notes)),
+        handle=handle if budgeted.omitted else None)
+
+
+def _convert(result: CallToolResult, target: str, provider: str, name: str | None,
+             raw: dict[str, Any]) -> ProviderContent:
     limits = _LIMITS[provider]
     b = _Builder(provider, limits.max_bytes, limits.max_items)
     table = _TABLES[provider]
@@ -730,7 +748,7 @@ def to_provider_content(result: CallToolResult, target: str, *,
         target=target,
         content=_FINISH[provider](b, result),
         is_error=result.is_error,
-        raw=_raw(result),
+        raw=raw,
         extra_parts=tuple(b.extra),
         notes=tuple(b.notes),
         name=name,

@@ -15,10 +15,11 @@ import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 from urllib.parse import unquote
 
 from ..._errors import MCPError
+from ..._notes import Note
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -38,6 +39,7 @@ __all__ = [
     "OPENAI_MAX_PROPERTIES",
     "OPENAI_MAX_STRING_CHARS",
     "OPENAI_STRICT_FORMATS",
+    "SCHEMA_ALIASES",
     "SCHEMA_TARGETS",
     "Normalized",
     "Note",
@@ -63,6 +65,7 @@ __all__ = [
     "_is_finite_json",
     "_is_float",
     "_is_int",
+    "_is_map",
     "_is_number",
     "_json_equal",
     "_nests_deeper",
@@ -84,7 +87,11 @@ SCHEMA_TARGETS: tuple[str, ...] = (
     "openai", "openai-strict", "anthropic", "gemini", "gemini-openapi",
     "openai-responses", "openai-responses-strict",
 )
-_ALIASES: Final = {"openai-responses": "openai", "openai-responses-strict": "openai-strict"}
+#: Each alias of :data:`SCHEMA_TARGETS` and the target it is: the very same conversion, only
+#: :attr:`Normalized.target` differs (a cache may convert once for both).
+SCHEMA_ALIASES: Mapping[str, str] = {"openai-responses": "openai",
+                                     "openai-responses-strict": "openai-strict"}
+_ALIASES: Final = SCHEMA_ALIASES
 
 #: Containers (objects and lists) nested in the input or the output.  Real tool schemas stay
 #: under 30 (ten nested models); 64 leaves room and keeps the recursive walk far below
@@ -176,19 +183,6 @@ NOTE_KINDS: tuple[str, ...] = (
 )
 
 # -- public types ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Note:
-    """One change :func:`normalize_schema` made.
-
-    ``path`` is a JSON pointer into the *source* schema (``""`` is the root), ``kind`` one of
-    :data:`NOTE_KINDS`, ``detail`` a sentence for a log or a CLI.
-    """
-
-    path: str
-    kind: str
-    detail: str
 
 
 class SchemaError(MCPError, ValueError):
@@ -337,9 +331,20 @@ _KEEP, _DESCRIBE, _DROP, _REFUSE, _HANDLED = "keep", "describe", "drop", "refuse
 
 
 _FLOAT_MAX: Final = int(sys.float_info.max)
+#: The exact types ``json.loads`` makes JSON scalars of: a value of one of them is no
+#: container, so the walks (run on every node of every schema) skip it with one set lookup
+#: instead of ``isinstance`` against the ``Mapping`` ABC, which is several times slower.  A
+#: subclass (or any other type) takes the full check, so what each walk does is unchanged.
+_SCALAR_TYPES: Final = frozenset({str, int, float, bool, type(None)})
 
 
 def _pointer(path: _Path) -> str:
+    if not path:
+        return ""
+    # one join when no part needs escaping (as good as always: one "/" per part, no "~")
+    text = "/" + "/".join(map(str, path))
+    if "~" not in text and text.count("/") == len(path):
+        return text
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
@@ -357,6 +362,14 @@ def _with_description(node: dict[str, Any], parts: Sequence[str]) -> None:
     extra = "; ".join(parts)
     base = node.get("description")
     node["description"] = f"{base} ({extra})" if isinstance(base, str) and base else extra
+
+
+def _is_map(value: object) -> TypeGuard[Mapping[Any, Any]]:
+    """``isinstance(value, Mapping)``, answered without the ABC for the types JSON makes
+    (the check through ``Mapping`` runs Python code; this one, a type comparison)."""
+    t = type(value)
+    return t is dict or (t is not list and t not in _SCALAR_TYPES
+                         and isinstance(value, Mapping))
 
 
 def _is_int(value: Any) -> bool:
@@ -387,7 +400,7 @@ def _is_finite_json(value: Any, budget: int = 10_000) -> bool:
         item = stack.pop()
         if isinstance(item, float) and not math.isfinite(item):
             return False
-        if isinstance(item, Mapping):
+        if _is_map(item):
             stack.extend(item.values())
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
@@ -397,7 +410,7 @@ def _is_finite_json(value: Any, budget: int = 10_000) -> bool:
 def _json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
+    if _is_map(a) and _is_map(b):
         return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=False))
@@ -476,30 +489,48 @@ def _nests_deeper(value: Any, limit: int) -> bool:
     """Whether ``value`` nests more than ``limit`` containers (the root is level 1, as
     :func:`_check_input` counts); looked at without recursion."""
     stack: list[tuple[Any, int]] = [(value, 1)]
+    push = stack.append
     while stack:
         item, depth = stack.pop()
         if depth > limit:
             return True
-        children: Iterable[Any] = item.values() if isinstance(item, Mapping) else item
-        stack.extend((v, depth + 1) for v in children
-                     if isinstance(v, (Mapping, list, tuple)))
+        t = type(item)
+        children: Iterable[Any] = item.values() \
+            if t is dict or (t is not list and isinstance(item, Mapping)) else item
+        below = depth + 1
+        for v in children:
+            tv = type(v)
+            if tv is dict or tv is list or (tv not in _SCALAR_TYPES
+                                           and isinstance(v, (Mapping, list, tuple))):
+                push((v, below))
     return False
 
 
-def _containers_over(value: Any, limit: int) -> bool:
-    """Whether ``value`` holds more than ``limit`` containers (objects and lists, the root
-    one of them; a node shared twice counts twice, as it is written twice); looked at
-    without recursion, stopping at ``limit + 1``."""
-    count = 0
-    stack: list[Any] = [value]
+def _measure(value: Any, limit: int) -> int | None:
+    """The deepest nesting of ``value`` (the root is level 1, as :func:`_nests_deeper` counts),
+    or None when it holds more than ``limit`` containers (objects and lists, the root one of
+    them; a node shared twice counts twice, as it is written twice): one walk for both
+    bounds on an output (:meth:`_Ctx.check_output`), without recursion, stopping at
+    ``limit + 1`` containers."""
+    count = deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    push = stack.append
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
         count += 1
         if count > limit:
-            return True
-        children: Iterable[Any] = item.values() if isinstance(item, Mapping) else item
-        stack.extend(v for v in children if isinstance(v, (Mapping, list, tuple)))
-    return False
+            return None
+        deepest = depth if depth > deepest else deepest
+        t = type(item)
+        children: Iterable[Any] = item.values() \
+            if t is dict or (t is not list and isinstance(item, Mapping)) else item
+        below = depth + 1
+        for v in children:
+            tv = type(v)
+            if tv is dict or tv is list or (tv not in _SCALAR_TYPES
+                                           and isinstance(v, (Mapping, list, tuple))):
+                push((v, below))
+    return deepest
 
 
 class _Ctx:
@@ -513,32 +544,59 @@ class _Ctx:
         self.budget = budget
         self.ref_unfold = ref_unfold
         self.initial_budget = budget
-        self.notes: dict[Note, None] = {}
+        #: ``(path, kind, detail)`` of each note, in order, without repeats (the notes are
+        #: made at the end, :meth:`made_notes`: a tuple hashes in C, a dataclass does not).
+        self.notes: dict[tuple[str, str, str], None] = {}
+        #: An output known to nest no deeper than ``max_depth`` (measured by
+        #: :meth:`check_output`, or a copy of the checked input: :meth:`fits`), so that the
+        #: final bound of :func:`normalize_schema` does not walk it again.
+        self.fitting: object = None
 
     def note(self, path: _Path, kind: str, detail: str) -> None:
-        self.notes[Note(_pointer(path), kind, detail)] = None
+        self.notes[(_pointer(path), kind, detail)] = None
 
     def unnote(self, path: _Path, kind: str, detail: str) -> None:
         """Take back a note that a later step made untrue."""
-        self.notes.pop(Note(_pointer(path), kind, detail), None)
+        self.notes.pop((_pointer(path), kind, detail), None)
+
+    def made_notes(self) -> tuple[Note, ...]:
+        """The notes so far, in order, without repeats."""
+        return tuple([Note(*key) for key in self.notes])
 
     def spend(self, path: _Path, n: int = 1) -> None:
         self.budget -= n
         if self.budget < 0:
-            raise _OverBudget(_pointer(path), "converting the schema costs more nodes than the "
-                              "budget allows (a $ref fan-out or a very large schema)",
-                              self.target)
+            raise self.over_budget(path)
+
+    def over_budget(self, path: _Path) -> _OverBudget:
+        """The error :meth:`spend` raises (for a walk that spends inline)."""
+        return _OverBudget(_pointer(path), "converting the schema costs more nodes than the "
+                           "budget allows (a $ref fan-out or a very large schema)", self.target)
 
     def check_output(self, out: Mapping[str, Any]) -> None:
         """The budget's bound on the output, exact: :meth:`spend` charges the work as it goes
         (a node converted, a container copied), and a container a walk adds beside a node
-        (an ``anyOf`` of a type list, a nullable wrapper ...) is counted here.
+        (an ``anyOf`` of a type list, a nullable wrapper ...) is counted here.  The same walk
+        measures the output's nesting (:meth:`nests_deeper` then needs no walk of its own).
 
         Raises :class:`_OverBudget` when ``out`` holds more than ``budget`` objects and
         lists."""
-        if _containers_over(out, self.initial_budget):
+        deepest = _measure(out, self.initial_budget)
+        if deepest is None:
             raise _OverBudget("", "the converted schema has more nodes (objects and lists) "
                               "than the budget allows", self.target)
+        self.fitting = out if deepest <= self.max_depth else None
+
+    def fits(self, out: object) -> None:
+        """``out`` is known to nest no deeper than ``max_depth`` without a walk: a copy of
+        the input (which :func:`_check_input` bounded) that adds no container."""
+        self.fitting = out
+
+    def nests_deeper(self, out: Any) -> bool:
+        """Whether ``out`` nests deeper than ``max_depth`` (:func:`_nests_deeper`), from what
+        :meth:`check_output` or :meth:`fits` said of this very object when they did (the
+        walks call them last: nothing changes it after)."""
+        return out is not self.fitting and _nests_deeper(out, self.max_depth)
 
     def deeper(self, path: _Path, depth: int) -> None:
         if depth > self.max_depth:
@@ -546,36 +604,62 @@ class _Ctx:
                               "levels", self.target)
 
     def copy(self, value: Any, path: _Path, depth: int = 0) -> Any:
-        """A deep copy of a JSON value, each container paid from the budget."""
-        if isinstance(value, Mapping):
-            self.spend(path)
-            self.deeper(path, depth)
-            return {k: self.copy(v, path, depth + 1) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            self.spend(path)
-            self.deeper(path, depth)
-            return [self.copy(v, path, depth + 1) for v in value]
+        """A deep copy of a JSON value, each container paid from the budget (a scalar is
+        returned as it is without a call: most of a schema's values are)."""
+        t = type(value)
+        if t in _SCALAR_TYPES:
+            return value
+        if t is dict or (t is not list and isinstance(value, Mapping)):
+            self.budget -= 1  # spend(path), inline: this runs once per container
+            if self.budget < 0:
+                raise self.over_budget(path)
+            if depth > self.max_depth:
+                self.deeper(path, depth)
+            below = depth + 1
+            return {k: v if type(v) in _SCALAR_TYPES else self.copy(v, path, below)
+                    for k, v in value.items()}
+        if t is list or isinstance(value, (list, tuple)):
+            self.budget -= 1
+            if self.budget < 0:
+                raise self.over_budget(path)
+            if depth > self.max_depth:
+                self.deeper(path, depth)
+            below = depth + 1
+            return [v if type(v) in _SCALAR_TYPES else self.copy(v, path, below)
+                    for v in value]
         return value
 
 
 def _check_input(schema: Any, ctx: _Ctx) -> None:
     """Depth and size of the source, checked without recursion before anything else."""
+    budget, max_depth = ctx.budget, ctx.max_depth
     stack: list[tuple[Any, int]] = [(schema, 1)]
+    push = stack.append
     seen = 0
     while stack:
         value, depth = stack.pop()
         seen += 1
-        if seen > ctx.budget:
+        if seen > budget:
             raise SchemaError("", "the schema has more nodes than the budget allows",
                               ctx.target)
-        if depth > ctx.max_depth:
+        if depth > max_depth:
             raise SchemaError("", f"the schema nests deeper than {ctx.max_depth} levels",
                               ctx.target)
-        if isinstance(value, Mapping):
-            stack.extend((v, depth + 1) for v in value.values()
-                         if isinstance(v, (Mapping, list, tuple)))
-        elif isinstance(value, (list, tuple)):
-            stack.extend((v, depth + 1) for v in value if isinstance(v, (Mapping, list, tuple)))
+        t = type(value)
+        if t is dict or (t is not list and isinstance(value, Mapping)):
+            children: Iterable[Any] = value.values()
+        elif t is list or isinstance(value, (list, tuple)):
+            children = value
+        else:
+            continue
+        below = depth + 1
+        # containers only, in order: the order decides which bound a schema over both is
+        # reported as being over
+        for v in children:
+            tv = type(v)
+            if tv is dict or tv is list or (tv not in _SCALAR_TYPES
+                                           and isinstance(v, (Mapping, list, tuple))):
+                push((v, below))
 
 
 # -- the root (every target) -------------------------------------------------------------------

@@ -25,6 +25,7 @@ from ._base import (
     _describe_value,
     _is_float,
     _is_int,
+    _is_map,
     _is_number,
     _json_equal,
     _Path,
@@ -57,6 +58,10 @@ _GEMINI_ACTIONS: Final[Mapping[str, str]] = {
     "uniqueItems": _DESCRIBE, "minContains": _DESCRIBE, "maxContains": _DESCRIBE,
     "dependentRequired": _DESCRIBE,
 }
+#: The handled keywords :meth:`_Gemini.node` reads after its walk over the keywords (which
+#: skips them: nothing to do there).
+_GEMINI_STRUCTURE: Final = frozenset({"type", "properties", "required", "items", "prefixItems",
+                                      "anyOf", "oneOf", "enum", "const", "propertyOrdering"})
 #: What a kept keyword's value must be: a number that fits a double (Gemini's numbers are
 #: doubles), a count that fits an int64 (:data:`GEMINI_MAX_COUNT`); another is removed.
 _GEMINI_CHECKS: Final[Mapping[str, Callable[[Any], bool]]] = {
@@ -73,7 +78,7 @@ def _doubles_only(value: Any) -> bool:
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, Mapping):
+        if _is_map(item):
             stack.extend(item.values())
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
@@ -137,7 +142,7 @@ _NO_TYPE_UNTYPED: Final = ("no type and none to infer; left typeless (Gemini may
 
 def _kind(value: Any) -> str:
     """The JSON type of an enum or const value (containers too)."""
-    if isinstance(value, Mapping):
+    if _is_map(value):
         return "object"
     if isinstance(value, (list, tuple)):
         return "array"
@@ -180,9 +185,9 @@ def _refused_types(s: Mapping[str, Any]) -> frozenset[str]:
         if _is_number(lo) and _is_number(hi) and lo > hi:
             types.update(kinds)
     negated = s.get("not")
-    if negated is True or (isinstance(negated, Mapping) and set(negated) <= _ANNOTATIONS):
+    if negated is True or (_is_map(negated) and set(negated) <= _ANNOTATIONS):
         return frozenset(_JSON_TYPES)
-    if isinstance(negated, Mapping) and set(negated) <= _ANNOTATIONS | {"type"}:
+    if _is_map(negated) and set(negated) <= _ANNOTATIONS | {"type"}:
         types.update(_types_of(negated) or ())
     if "number" in types:
         types.add("integer")
@@ -195,7 +200,7 @@ def _typed(node: Mapping[str, Any]) -> bool:
         return True
     branches = node.get("anyOf")
     return isinstance(branches, list) and bool(branches) and all(
-        isinstance(b, Mapping) and _typed(b) for b in branches)
+        _is_map(b) and _typed(b) for b in branches)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,15 +255,19 @@ class _Gemini:
         """The Gemini form of ``s``; None for a ``false`` schema (no value: the caller drops
         the property or branch)."""
         ctx = self.ctx
-        ctx.spend(path)
-        ctx.deeper(path, depth)
-        self.reached = max(self.reached, depth)
+        ctx.budget -= 1  # ctx.spend(path), inline: once per node
+        if ctx.budget < 0:
+            raise ctx.over_budget(path)
+        if depth > ctx.max_depth:
+            ctx.deeper(path, depth)
+        if depth > self.reached:  # noqa: PLR1730 - no call of max() on every node
+            self.reached = depth
         if s is False:
             return None
         if s is True:
             ctx.note(path, "untyped", _TRUE_UNTYPED)
             return {}
-        if not isinstance(s, Mapping):
+        if not _is_map(s):
             ctx.note(path, "invalid-schema", "not a schema object; replaced by {} (any value)")
             return {}
         if "$ref" in s:
@@ -271,6 +280,8 @@ class _Gemini:
         types = self.types(s, out, path)
 
         for key, value in s.items():
+            if key in _GEMINI_STRUCTURE:
+                continue  # read below
             action = _GEMINI_ACTIONS.get(key)
             kpath = (*path, key)
             if action is None:
@@ -316,7 +327,8 @@ class _Gemini:
             elif key in ("$defs", "definitions") and path:
                 ctx.note(kpath, "removed", "definitions removed (every $ref is inlined)")
 
-        self.values(s, out, types, path, described)
+        if "const" in s or "enum" in s:
+            self.values(s, out, types, path, described)
         if out.get("type") == "null":  # const null: nothing of another type remains
             types = []
         if "object" in types:
@@ -329,19 +341,25 @@ class _Gemini:
             self.array(s, out, path, depth, stack)
         elif "items" in s or "prefixItems" in s:
             ctx.note((*path, "items"), "removed", "items on a non-array removed")
-        self.union(s, out, path, depth, stack)
+        if "anyOf" in s or "oneOf" in s:
+            self.union(s, out, path, depth, stack)
         if isinstance(s.get("type"), list) and "anyOf" in out and "type" not in out:
             self.to_branches(out, path)
-        _with_description(out, described)
+        if described:
+            _with_description(out, described)
         if "type" not in out and "anyOf" not in out and path:
             ctx.note(path, "untyped", _NO_TYPE_UNTYPED)
-        if "type" in out:
+        if "type" in out and next(iter(out)) != "type":  # (as good as always first already)
             out = {"type": out.pop("type"), **out}
         return out
 
     # ---- pieces
 
     def types(self, s: Mapping[str, Any], out: dict[str, Any], path: _Path) -> list[str]:
+        t = s.get("type")
+        if type(t) is str and t in _JSON_TYPES and t != "null":  # the usual case, at once
+            out["type"] = t
+            return [t]
         ctx = self.ctx
         tpath = (*path, "type")
         types = _types_of(s)
@@ -349,7 +367,7 @@ class _Gemini:
             ctx.note(tpath, "removed", "type removed (not a JSON Schema type)")
         inferred = types is None
         if types is None:
-            if isinstance(s.get("properties"), Mapping):
+            if _is_map(s.get("properties")):
                 types = ["object"]
             elif "items" in s or "prefixItems" in s:
                 types = ["array"]
@@ -440,7 +458,7 @@ class _Gemini:
         ctx = self.ctx
         props = s.get("properties")
         out_props: dict[str, Any] = {}
-        if isinstance(props, Mapping):
+        if _is_map(props):
             for name, sub in props.items():
                 ppath = (*path, "properties", name)
                 p_out = self.node(sub, ppath, depth + 2, stack)
@@ -505,7 +523,7 @@ class _Gemini:
             ctx.note(ipath, "removed", "items: false written as maxItems: 0")
             out["items"] = self.no_items(out, ipath, "items: false")
         elif not _typed(i_out):
-            source = items if isinstance(items, Mapping) else {}
+            source = items if _is_map(items) else {}
             out["items"] = self.open_items(i_out, out, ipath, "items without a type", source)
         else:
             out["items"] = i_out
@@ -586,23 +604,23 @@ class _Gemini:
         typed without recursing, so the cut array is written empty (``maxItems: 0``)."""
         items: Any = target.get("items")
         for _ in range(_CUT_REF_HOPS):
-            if not (isinstance(items, Mapping) and "$ref" in items):
+            if not (_is_map(items) and "$ref" in items):
                 break
             found = _resolve(self.ctx.root, items["$ref"])
             items = found[0] if found is not None else {}
-        if items is None or items is True or (isinstance(items, Mapping) and not items):
+        if items is None or items is True or (_is_map(items) and not items):
             return self.open_items({}, placeholder, rpath, "a recursive array cut")
         kinds: list[str] = []
-        if isinstance(items, Mapping):
+        if _is_map(items):
             kinds = _types_of(items) or _value_kinds(items) or []
             branches = items.get("anyOf", items.get("oneOf"))
             if not kinds and isinstance(branches, list):
                 for branch in branches:
                     one = branch
-                    if isinstance(one, Mapping) and "$ref" in one:
+                    if _is_map(one) and "$ref" in one:
                         found = _resolve(self.ctx.root, one["$ref"])
                         one = found[0] if found is not None else None
-                    if isinstance(one, Mapping):
+                    if _is_map(one):
                         kinds.extend(_types_of(one) or ())
         kind = next((k for k in kinds if k not in ("null", "array")), None)
         if kind is None:
@@ -706,7 +724,7 @@ class _Gemini:
         target, tpath = found
         name = tpath[-1] if tpath else "root"
         if stack.count(ref) > ctx.ref_unfold:
-            kind = _types_of(target) if isinstance(target, Mapping) else None
+            kind = _types_of(target) if _is_map(target) else None
             ctx.note(rpath, "recursion-cut", f"recursive $ref cut after {ctx.ref_unfold} "
                      "levels and described")
             placeholder: dict[str, Any] = {
@@ -714,14 +732,14 @@ class _Gemini:
                 "description": f"{name[:MAX_DESCRIBED_CHARS]} (recursive; structure omitted)"}
             if placeholder["type"] == "array":
                 placeholder["items"] = self.cut_items(
-                    target if isinstance(target, Mapping) else {}, placeholder, rpath)
+                    target if _is_map(target) else {}, placeholder, rpath)
             return placeholder
         ctx.note(rpath, "inlined-ref", "$ref inlined (Gemini parameters take no $ref)")
         if not siblings or target is False:
             return self.node(target, tpath, depth + 1, (*stack, ref))
         if target is True:
             return self.node(siblings, path, depth + 1, (*stack, ref))
-        assert isinstance(target, Mapping)
+        assert _is_map(target)
         # 2020-12: the siblings and the referent both apply: their intersection, with what
         # one schema cannot say (two patterns ...) kept from the referent and the sibling
         # said in the description (never "parent wins", never one side silently)
@@ -758,7 +776,7 @@ class _Gemini:
         for i, raw in enumerate(entries):
             epath = (*path, "allOf", str(i))
             entry = self.deref(raw, epath, stack)
-            if not isinstance(entry, Mapping):
+            if not _is_map(entry):
                 ctx.note(epath, "removed", "allOf entry that is not a schema removed")
                 continue
             rest = dict(entry)
@@ -766,7 +784,7 @@ class _Gemini:
                 del rest["allOf"]
                 ctx.note((*epath, "allOf"), "removed", "nested allOf removed")
             props = rest.get("properties")
-            if isinstance(props, Mapping) and isinstance(node.get("properties", {}), Mapping):
+            if _is_map(props) and _is_map(node.get("properties", {})):
                 del rest["properties"]
                 node["properties"] = self.merge_properties(node.get("properties", {}), props,
                                                            epath)
@@ -796,7 +814,7 @@ class _Gemini:
                 continue
             ppath = (*epath, "properties", str(name))
             first = merged[name]
-            if isinstance(first, Mapping) and isinstance(sub, Mapping):
+            if _is_map(first) and _is_map(sub):
                 result = _intersect(first, sub)
                 _note_merge(self.ctx, ppath, result, "removed", all_of=True)
                 if result.empty:
@@ -816,4 +834,4 @@ class _Gemini:
 
 def _gemini_openapi(schema: Mapping[str, Any], ctx: _Ctx) -> Normalized:
     out = _Gemini(ctx).run(schema)
-    return Normalized(out, False, tuple(ctx.notes), ctx.target)
+    return Normalized(out, False, ctx.made_notes(), ctx.target)

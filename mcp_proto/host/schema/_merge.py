@@ -22,6 +22,7 @@ from ._base import (
     _Ctx,
     _describe_value,
     _is_int,
+    _is_map,
     _is_number,
     _json_equal,
     _Path,
@@ -206,7 +207,7 @@ def _meet_draft4(merged: dict[str, Any], base: Mapping[str, Any], over: Mapping[
 
 def _fits(value: Any, types: Sequence[str]) -> bool:
     kind = _value_type(value) if not isinstance(value, (Mapping, list)) else \
-        "object" if isinstance(value, Mapping) else "array"
+        "object" if _is_map(value) else "array"
     return kind in types or (kind == "integer" and "number" in types) or (
         kind == "number" and "integer" in types and isinstance(value, float)
         and value.is_integer())
@@ -309,12 +310,12 @@ def _deref_entry(entry: Any, ctx: _Ctx, path: _Path, seen: set[str] | None = Non
     or in a circle is removed with a note; with ``drop_unresolved`` the whole entry goes
     (``{}``).  Every ``$ref`` looked at is added to ``looked``."""
     seen = set() if seen is None else seen
-    while isinstance(entry, Mapping) and "$ref" in entry:
+    while _is_map(entry) and "$ref" in entry:
         ref = entry["$ref"]
         if looked is not None and isinstance(ref, str):
             looked.add(ref)
         found = _resolve(ctx.root, ref) if isinstance(ref, str) and ref not in seen else None
-        if found is None or not isinstance(found[0], Mapping):
+        if found is None or not _is_map(found[0]):
             if drop_unresolved:
                 ctx.note(path, "removed", "allOf entry with an unusable or recursive $ref "
                          "removed")

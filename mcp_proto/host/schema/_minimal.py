@@ -17,6 +17,7 @@ from ._base import (
     MAX_DESCRIBED_CHARS,
     _canonical,
     _Ctx,
+    _is_map,
     _json_equal,
     _Path,
     _with_description,
@@ -44,6 +45,10 @@ def _minimal(schema: Mapping[str, Any], ctx: _Ctx) -> dict[str, Any]:
             if key in out:
                 _hoist_alternatives(out, key, ctx)
         ctx.check_output(out)  # the copy paid for each container; folding may add some
+    else:
+        # a copy of the input, whose nesting _check_input bounded (the root's type list, if
+        # any, became a string): it nests no deeper, so the final bound needs no walk
+        ctx.fits(out)
     return out
 
 
@@ -68,12 +73,12 @@ def _merge_root_all_of(out: dict[str, Any], ctx: _Ctx) -> None:
     for i, raw in enumerate(entries):
         epath: _Path = ("allOf", str(i))
         entry = _deref_entry(raw, ctx, epath)
-        if not isinstance(entry, Mapping):
+        if not _is_map(entry):
             ctx.note(epath, "removed", "allOf entry that is not a schema removed")
             continue
         for key, value in entry.items():
             kpath = (*epath, key)
-            if key == "properties" and isinstance(value, Mapping) \
+            if key == "properties" and _is_map(value) \
                     and isinstance(out.setdefault("properties", {}), dict):
                 props = out["properties"]
                 for name, sub in value.items():
@@ -130,13 +135,13 @@ def _hoist_alternatives(out: dict[str, Any], key: str, ctx: _Ctx) -> None:
     for i, raw in enumerate(alts):
         apath = (*upath, str(i))
         alt = _deref_entry(raw, ctx, apath)
-        if not isinstance(alt, Mapping):
+        if not _is_map(alt):
             required_sets.append(set())
             texts.append("any arguments")
             continue
         aprops = alt.get("properties")
-        names = [str(n) for n in aprops] if isinstance(aprops, Mapping) else []
-        if isinstance(aprops, Mapping):
+        names = [str(n) for n in aprops] if _is_map(aprops) else []
+        if _is_map(aprops):
             for name, sub in aprops.items():
                 collected.setdefault(str(name), []).append(sub)
         req = alt.get("required")

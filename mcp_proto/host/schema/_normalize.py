@@ -90,6 +90,7 @@ from ._base import (
     OPENAI_MAX_PROPERTIES,
     OPENAI_MAX_STRING_CHARS,
     OPENAI_STRICT_FORMATS,
+    SCHEMA_ALIASES,
     SCHEMA_TARGETS,
     Normalized,
     Note,
@@ -97,7 +98,6 @@ from ._base import (
     _check_input,
     _Ctx,
     _is_int,
-    _nests_deeper,
     _OverBudget,
 )
 from ._gemini import _gemini_openapi
@@ -121,6 +121,7 @@ __all__ = [
     "OPENAI_MAX_PROPERTIES",
     "OPENAI_MAX_STRING_CHARS",
     "OPENAI_STRICT_FORMATS",
+    "SCHEMA_ALIASES",
     "SCHEMA_TARGETS",
     "Normalized",
     "Note",
@@ -130,7 +131,7 @@ __all__ = [
 
 
 def _plain(schema: Mapping[str, Any], ctx: _Ctx) -> Normalized:
-    return Normalized(_minimal(schema, ctx), False, tuple(ctx.notes), ctx.target)
+    return Normalized(_minimal(schema, ctx), False, ctx.made_notes(), ctx.target)
 
 
 _CONVERTERS: Final[Mapping[str, Callable[[Mapping[str, Any], _Ctx], Normalized]]] = {
@@ -188,7 +189,7 @@ def normalize_schema(schema: Mapping[str, Any], target: str, *,
                           target) from None
     # the walks bound their own nesting, but merging and inlining may deepen the output: the
     # documented bound is checked on what is returned
-    if _nests_deeper(result.schema, max_depth):
+    if ctx.nests_deeper(result.schema):
         raise SchemaError("", f"the converted schema nests deeper than {max_depth} levels",
                           target)
     return result

@@ -20,10 +20,12 @@ from ._base import (
     _DESCRIBE,
     _DROP,
     _HANDLED,
+    _JSON_TYPES,
     _KEEP,
     _PRIMITIVES,
     _REFUSE,
     _ROOT_COMBINATORS,
+    _SCALAR_TYPES,
     OPENAI_LARGE_ENUM,
     OPENAI_LARGE_ENUM_CHARS,
     OPENAI_MAX_ENUM_VALUES,
@@ -38,9 +40,9 @@ from ._base import (
     _Fix,
     _is_finite_json,
     _is_int,
+    _is_map,
     _is_number,
     _json_equal,
-    _nests_deeper,
     _OverBudget,
     _Path,
     _resolve,
@@ -93,6 +95,12 @@ _STRICT_ACTIONS: Final[Mapping[str, str]] = {
     "prefixItems": _REFUSE, "additionalItems": _REFUSE, "unevaluatedItems": _REFUSE,
     "contains": _REFUSE, "$dynamicRef": _REFUSE, "$recursiveRef": _REFUSE,
 }
+#: The keywords strict mode refuses outright (the schema is then sent without strict).
+_STRICT_REFUSED: Final = frozenset(k for k, a in _STRICT_ACTIONS.items() if a == _REFUSE)
+#: The handled keywords :meth:`_Strict.node` reads after its walk over the keywords (which
+#: skips them: nothing to do there).
+_STRICT_STRUCTURE: Final = frozenset({"type", "properties", "required", "additionalProperties",
+                                      "items", "anyOf", "oneOf"})
 _STRICT_REF_FORMS: Final = ("#/$defs/", "#/definitions/")
 #: Keywords whose subschemas evaluate properties, so that ``unevaluatedProperties: false``
 #: beside them is not ``additionalProperties: false`` (``allOf`` and ``$ref`` are merged
@@ -115,6 +123,8 @@ _STRICT_VALUES: Final[Mapping[str, str]] = {
 #: answering "no" (always safe, see there): real schemas need a handful, and it keeps a chain
 #: of a thousand ``$ref`` aliases far from Python's recursion limit.
 _MAX_NULL_LEVELS = 64
+#: A fix that changes nothing (what a branch without one is compared to).
+_NO_FIX: Final = _Fix()
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +201,7 @@ class _Strict:
         self.def_fix["#"] = fix if fix is not None else _Fix()
         for container in ("$defs", "definitions"):
             defs = root.get(container)
-            if not isinstance(defs, Mapping):
+            if not _is_map(defs):
                 continue
             kept: dict[str, Any] = {}
             for name in defs:
@@ -205,7 +215,7 @@ class _Strict:
         if self.shared:  # remembered conversions are shared: every output node a new one
             out = _clone(out)
         ctx.check_output(out)  # exact: nullable wrappers and anyOf lists are nodes too
-        if _nests_deeper(out, ctx.max_depth):
+        if ctx.nests_deeper(out):
             raise _NotStrict((), f"the strict form nests deeper than {ctx.max_depth} levels")
         _check_openai_limits(out)
         return out, fix, self.def_fix
@@ -215,11 +225,14 @@ class _Strict:
     def node(self, s: Any, path: _Path, depth: int, *, is_root: bool = False
              ) -> tuple[dict[str, Any], _Fix | None]:
         ctx = self.ctx
-        ctx.spend(path)
+        ctx.budget -= 1  # ctx.spend(path), inline: once per node
+        if ctx.budget < 0:
+            raise ctx.over_budget(path)
         if depth > ctx.max_depth:  # the plain form (the input's depth) may still fit
             raise _NotStrict(path, f"the strict form nests deeper than {ctx.max_depth} levels")
-        self.reached = max(self.reached, depth)
-        if not isinstance(s, Mapping):
+        if depth > self.reached:  # noqa: PLR1730 - no call of max() on every node
+            self.reached = depth
+        if not _is_map(s):
             what = "true/{} (any value)" if s is True else "false (no value)" \
                 if s is False else "not a schema object"
             raise _NotStrict(path, f"a subschema is {what}")
@@ -228,14 +241,14 @@ class _Strict:
         if "allOf" in s:
             return self.node(self.merge_all_of(s, path), path, depth + 1, is_root=is_root)
 
-        for key in s:
-            action = _STRICT_ACTIONS.get(key, _DROP)
-            if action == _REFUSE:
-                raise _NotStrict((*path, key), f"{key} cannot be expressed in strict mode")
+        if not _STRICT_REFUSED.isdisjoint(s):
+            key = next(k for k in s if k in _STRICT_REFUSED)  # the first, as written
+            raise _NotStrict((*path, key), f"{key} cannot be expressed in strict mode")
         if "anyOf" in s and "oneOf" in s:
             raise _NotStrict(path, "anyOf and oneOf together (an intersection)")
 
-        types = _types_of(s)
+        t = s.get("type")
+        types = [t] if type(t) is str and t in _JSON_TYPES else _types_of(s)
         if "type" in s and types is None:
             raise _NotStrict((*path, "type"), "type is not a JSON Schema type")
         if types is None:
@@ -249,19 +262,21 @@ class _Strict:
         if types is not None:
             out["type"] = types[0] if len(types) == 1 else types
         described: list[str] = []
-        fix_props: dict[str, _Fix] = {}
-        strip: set[str] = set()
+        fix_props: dict[str, _Fix] = {}  # (filled for an object only)
+        strip: set[str] | frozenset[str] = frozenset()
         consts: dict[str, Any] = {}
         keys: frozenset[str] | None = None
         items_fix: _Fix | None = None
         branches: tuple[_Fix, ...] = ()
 
         for key, value in s.items():
+            if key in _STRICT_STRUCTURE:
+                continue  # read below
             action = _STRICT_ACTIONS.get(key, _DROP)
             kpath = (*path, key)
             if action == _KEEP:
                 if _VALUE_CHECKS[_STRICT_VALUES[key]](value):
-                    out[key] = ctx.copy(value, kpath)
+                    out[key] = value if type(value) in _SCALAR_TYPES else ctx.copy(value, kpath)
                 else:
                     ctx.note(kpath, "removed", f"{key} removed (not a valid value)")
             elif action == _DESCRIBE:
@@ -331,11 +346,13 @@ class _Strict:
             raise _NotStrict((*path, union_key), f"an object with {union_key} branches (each "
                              "part closed separately would accept no value)")
         if is_object:
-            keys, consts = self.object(s, out, path, depth, is_root, fix_props, strip)
+            stripped: set[str] = set()
+            keys, consts = self.object(s, out, path, depth, is_root, fix_props, stripped)
+            strip = stripped
         if is_array:
             items = s.get("items")
             ipath = (*path, "items")
-            if items is None or items is True or (isinstance(items, Mapping) and not items):
+            if items is None or items is True or (_is_map(items) and not items):
                 raise _NotStrict(ipath, "an array with untyped items")
             if isinstance(items, list):
                 raise _NotStrict(ipath, "tuple items (a list of schemas)")
@@ -356,10 +373,11 @@ class _Strict:
                 outs.append(a_out)
                 fixes.append(a_fix if a_fix is not None else _Fix())
             out["anyOf"] = outs
-            if any(f != _Fix() for f in fixes):
+            if any(f != _NO_FIX for f in fixes):
                 branches = tuple(fixes)
 
-        _with_description(out, described)
+        if described:
+            _with_description(out, described)
         if keys is not None or items_fix is not None or branches:
             return out, _Fix(frozenset(strip), fix_props, keys, consts, items_fix, branches)
         return out, None
@@ -369,7 +387,7 @@ class _Strict:
                ) -> tuple[frozenset[str], dict[str, Any]]:
         ctx = self.ctx
         props = s.get("properties", {})
-        if not isinstance(props, Mapping):
+        if not _is_map(props):
             raise _NotStrict((*path, "properties"), "properties is not an object")
         extra = s.get("additionalProperties", None)
         closed = extra is False or s.get("unevaluatedProperties") is False
@@ -386,7 +404,7 @@ class _Strict:
         if not isinstance(required, list):
             required = []
         wanted = {r for r in required if isinstance(r, str)}
-        for name in sorted(wanted - set(props)):
+        for name in sorted(wanted.difference(props)):
             ctx.note((*path, "required"), "removed",
                      f"required name {_describe_value(name)[:60]} is not a declared property")
         out_props: dict[str, Any] = {}
@@ -481,7 +499,7 @@ class _Strict:
             if found is None:
                 raise _NotStrict((*path, "$ref"), "$ref does not resolve to a local definition")
             target, where = found
-            if not isinstance(target, Mapping):
+            if not _is_map(target):
                 raise _NotStrict((*path, "$ref"), "$ref resolves to a non-schema")
             result = _intersect(target, node)
             if result.empty:
@@ -502,7 +520,7 @@ class _Strict:
             raise _NotStrict((*path, "allOf"), "allOf is not a non-empty list")
         node: dict[str, Any] = {k: v for k, v in s.items() if k != "allOf"}
         for i, raw in enumerate(entries):
-            if not isinstance(raw, Mapping):
+            if not _is_map(raw):
                 raise _NotStrict((*path, "allOf", str(i)), "allOf entry is not a schema")
             entry = self.merge(raw, (*path, "allOf", str(i)))[0] if "$ref" in raw else raw
             if "allOf" in entry:
@@ -522,7 +540,7 @@ class _Strict:
     # ---- helpers
 
     def infer_types(self, s: Mapping[str, Any]) -> list[str] | None:
-        if isinstance(s.get("properties"), Mapping):
+        if _is_map(s.get("properties")):
             return ["object"]
         if "items" in s:
             return ["array"]
@@ -545,12 +563,15 @@ class _Strict:
         Only asked for optional properties, where False is always safe (the property is made
         nullable and :meth:`Normalized.fix_arguments` removes the ``null``): so a walk deeper
         than :data:`_MAX_NULL_LEVELS` answers False, and each ``$ref`` is answered once."""
-        self.ctx.spend(path)
+        ctx = self.ctx
+        ctx.budget -= 1  # ctx.spend(path), inline: once per optional property at least
+        if ctx.budget < 0:
+            raise ctx.over_budget(path)
         if level > _MAX_NULL_LEVELS:
             return False
         if isinstance(s, bool):
             return s
-        if not isinstance(s, Mapping):
+        if not _is_map(s):
             return True
         if "type" in s:
             t = s["type"]
@@ -582,7 +603,8 @@ class _Strict:
 
 def _nullable(out: dict[str, Any]) -> dict[str, Any]:
     """``out`` accepting ``null`` too: a type union for primitive types, else an anyOf."""
-    types = _types_of(out)
+    t = out.get("type")
+    types = [t] if type(t) is str and t in _JSON_TYPES else _types_of(out)
     if types is not None and "$ref" not in out and "anyOf" not in out \
             and set(types) <= _PRIMITIVES:
         new = dict(out)
@@ -599,26 +621,58 @@ def _nullable(out: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_openai_limits(root: dict[str, Any]) -> None:
-    """OpenAI's documented size limits, on the output (refs counted once)."""
+    """OpenAI's documented size limits, on the output (refs counted once).
+
+    One walk counts the properties, enum values and characters, and the nesting as
+    :func:`_nesting` measures it (levels of objects and arrays on the deepest path through
+    properties, items and anyOf): top-down, each node the levels above it plus its own.
+    Only an output with a ``$ref`` on such a path takes :func:`_nesting` itself (a ``$ref``
+    is followed there once, recursion cut)."""
     props = enums = chars = 0
-    stack: list[Any] = [root]
+    nesting = 0
+    refs = False  # a $ref on a path _nesting follows
+    # (value, the levels above it, its hops from the root, whether _nesting reaches it as a
+    # node: a list's flag says whether its elements are reached)
+    stack: list[tuple[Any, int, int, bool]] = [(root, 0, 0, True)]
+    push = stack.append
     while stack:
-        node = stack.pop()
+        node, above, hops, reached = stack.pop()
         if isinstance(node, list):
-            stack.extend(node)
+            for v in node:  # (a list in a list: _nesting reaches neither it nor its items)
+                push((v, above, hops, reached and not isinstance(v, list)))
             continue
         if not isinstance(node, dict):
             continue
+        below = above
+        reach = False  # whether _nesting reaches this node's children
+        if reached:
+            ref = node.get("$ref")
+            if hops > _MAX_NESTING_HOPS:
+                nesting = max(nesting, above + OPENAI_MAX_NESTING + 1)
+            elif isinstance(ref, str):
+                refs = True
+            else:
+                t = node.get("type")
+                if type(t) is str:
+                    own = 1 if t in {"object", "array"} else 0
+                else:
+                    own = 1 if {"object", "array"} & set(_types_of(node) or []) else 0
+                below = above + own
+                nesting = below if below > nesting else nesting
+                reach = True
+        hop = hops + 1
         for container in ("$defs", "definitions"):
             defs = node.get(container)
             if isinstance(defs, dict):
-                chars += sum(len(str(name)) for name in defs)
-                stack.extend(defs.values())
+                chars += sum(map(len, map(str, defs)))
+                for v in defs.values():
+                    push((v, 0, 0, False))
         p = node.get("properties")
         if isinstance(p, dict):
             props += len(p)
-            chars += sum(len(str(name)) for name in p)
-            stack.extend(p.values())
+            chars += sum(map(len, map(str, p)))
+            for v in p.values():  # (a list there is no node of _nesting, nor its items)
+                push((v, below, hop, reach and not isinstance(v, list)))
         enum = node.get("enum")
         if isinstance(enum, list):
             enums += len(enum)
@@ -629,7 +683,7 @@ def _check_openai_limits(root: dict[str, Any]) -> None:
                                  f"than {OPENAI_LARGE_ENUM_CHARS} characters")
         for key in ("items", "anyOf"):
             if key in node:
-                stack.append(node[key])
+                push((node[key], below, hop, reach))
     if props > OPENAI_MAX_PROPERTIES:
         raise _NotStrict((), f"{props} properties (OpenAI's limit is {OPENAI_MAX_PROPERTIES})")
     if enums > OPENAI_MAX_ENUM_VALUES:
@@ -638,7 +692,8 @@ def _check_openai_limits(root: dict[str, Any]) -> None:
     if chars > OPENAI_MAX_STRING_CHARS:
         raise _NotStrict((), f"{chars} characters of names and enum values (OpenAI's limit is "
                          f"{OPENAI_MAX_STRING_CHARS})")
-    nesting = _nesting(root, root, (), {}, 0)
+    if refs:
+        nesting = _nesting(root, root, (), {}, 0)
     if nesting > OPENAI_MAX_NESTING:
         raise _NotStrict((), f"{nesting} levels of nesting (OpenAI's limit is "
                          f"{OPENAI_MAX_NESTING})")
@@ -672,10 +727,18 @@ def _nesting(node: Any, root: dict[str, Any], stack: tuple[str, ...],
         children.extend(p.values())
     for key in ("items", "anyOf"):
         v = node.get(key)
-        children.extend(v if isinstance(v, list) else [v])
+        if isinstance(v, list):
+            children.extend(v)
+        elif v is not None:
+            children.append(v)
     below = 0
-    for child in children:
-        below = max(below, _nesting(child, root, stack, memo, hops + 1))
+    for child in children:  # (what is no dict counts 0 levels: not called for)
+        if isinstance(child, dict):
+            n = _nesting(child, root, stack, memo, hops + 1)
+            below = n if n > below else below
+    t = node.get("type")
+    if type(t) is str:  # the usual case of _types_of, without the list
+        return below + (1 if t in {"object", "array"} else 0)
     types = _types_of(node) or []
     return below + (1 if {"object", "array"} & set(types) else 0)
 
@@ -693,5 +756,6 @@ def _openai_strict(schema: Mapping[str, Any], ctx: _Ctx) -> Normalized:
         reason = exc.reason if isinstance(exc, _NotStrict) else \
             "the strict conversion costs more nodes than the budget allows"
         fallback.note(where, "not-strict", f"sent without strict: {reason}")
-        return Normalized(plain, False, tuple(fallback.notes), ctx.target)
-    return Normalized(out, True, tuple(ctx.notes), ctx.target, fix, defs)
+        ctx.fitting = fallback.fitting  # what _minimal knows of its output's nesting
+        return Normalized(plain, False, fallback.made_notes(), ctx.target)
+    return Normalized(out, True, ctx.made_notes(), ctx.target, fix, defs)
