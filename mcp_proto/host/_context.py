@@ -25,7 +25,6 @@ from .._types import (
     GetPromptResult,
     ReadResourceResult,
     TextContent,
-    Tool,
 )
 from ._catalog import HostResource, HostResourceTemplate
 from ._meta import meta_result
@@ -174,15 +173,12 @@ def prompt_result(result: GetPromptResult) -> CallToolResult:
     return CallToolResult(content=tuple(blocks))
 
 
-def search_result(hits: Iterable[SearchHit], definitions: Mapping[str, Tool]) -> CallToolResult:
+def search_result(hits: Iterable[SearchHit]) -> CallToolResult:
     """``mcp_search``'s answer: each hit's server, tool name (what ``mcp_call`` takes),
-    public name, description and input schema (from ``definitions``, by public name; a hit
-    whose tool went away meanwhile is left out), best first."""
+    public name, title, description and input schema, best first."""
     out: list[dict[str, Any]] = []
     for hit in hits:
-        tool = definitions.get(hit.name)
-        if tool is None:
-            continue
+        tool = hit.definition
         item: dict[str, Any] = {"server": hit.server, "tool": hit.tool, "name": hit.name}
         if tool.title:
             item["title"] = tool.title

@@ -273,20 +273,17 @@ class AsyncModelBase(AsyncCatalogBase):
                             f"{type(budget).__name__}")
         return budget
 
-    def _handle(self, result: CallToolResult, budget: Budget) -> str | None:
-        """Where ``result`` is kept whole when ``budget`` leaves some of its text out (its
-        handle in the host's store), or None: nothing left out, or too large to keep.  The
-        budget is worked out outside the guard (its ``count_tokens`` is the host's code)."""
-        if not budget_result(result, budget).omitted:
-            return None
-        with self._guard:
-            return self._results.put(result)
-
     def _budgeted(self, result: CallToolResult, budget: Budget) -> Budgeted:
         """``result`` within ``budget``; when its text had to be cut, the whole of it is
-        kept in the host's store under the handle its marker names."""
-        handle = self._handle(result, budget)
-        return budget_result(result, budget, handle=handle)
+        kept in the host's store under the handle its marker names (then budgeted again, to
+        name it).  The budget is worked out outside the guard (its ``count_tokens`` is the
+        host's code)."""
+        budgeted = budget_result(result, budget)
+        if not budgeted.omitted:
+            return budgeted
+        with self._guard:
+            handle = self._results.put(result)
+        return budgeted if handle is None else budget_result(result, budget, handle=handle)
 
     def _content(self, result: CallToolResult, provider: str, name: str,
                  budget: Budget | None, keep: bool = True) -> ProviderContent:
@@ -294,7 +291,10 @@ class AsyncModelBase(AsyncCatalogBase):
         when it was cut and ``keep`` (as :meth:`_budgeted`)."""
         if budget is None:
             return to_provider_content(result, provider, name=name)
-        handle = self._handle(result, budget) if keep else None
+        handle = None
+        if keep and budget_result(result, budget).omitted:
+            with self._guard:
+                handle = self._results.put(result)
         return to_provider_content(result, provider, name=name, budget=budget, handle=handle)
 
     async def _check_call(self, spec: ServerSpec, tool: HostTool,
@@ -459,9 +459,7 @@ class AsyncModelBase(AsyncCatalogBase):
             assert request.query is not None
             hits = await self.search_tools(request.query, limit=request.limit,
                                            timeout=request.timeout)
-            with self._guard:
-                definitions = {t.name: t.definition for t in self._core.all_tools()}
-            return search_result(hits, definitions)
+            return search_result(hits)
         if kind == "read_result":
             return self._page(request, budget)
         if kind == "resources":
