@@ -82,6 +82,7 @@ from mcp_proto import (
     ServerRequestCancelled,
     State,
     SubscriptionEnded,
+    TaskStore,
 )
 from mcp_proto._tasks import TASKS_EXTENSION
 from mcp_proto.session._modern import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, Discovered
@@ -145,10 +146,17 @@ NASTY: tuple[bytes, ...] = (b'"\\ud800"', b'"\\udc00x"', b"NaN", b"-Infinity", b
                             b"9" * 400, b"-" + b"1" * 320)
 NESTING = (3, 200, 1200)
 SERVER_METHODS = (b'"ping"', b'"sampling/createMessage"', b'"elicitation/create"',
-                  b'"roots/list"', b'"tools/call"', b'"no/such"', b"7")
+                  b'"roots/list"', b'"tools/call"', b'"no/such"', b"7", b'"tasks/get"',
+                  b'"tasks/result"', b'"tasks/list"', b'"tasks/cancel"')
 NOTIFY_METHODS = (b'"notifications/message"', b'"notifications/tools/list_changed"',
                   b'"notifications/resources/updated"', b'"notifications/cancelled"',
-                  b'"notifications/other"', b'"notifications/progress"')
+                  b'"notifications/other"', b'"notifications/progress"',
+                  b'"notifications/elicitation/complete"')
+#: Task ids the client as a receiver makes (``_Run.task_id``), and one it never made.
+TASK_IDS = (b'"t1"', b'"t2"', b'"t3"', b'"nope"', b"7")
+#: A URL-mode elicitation (2025-11-25), as a request and as a -32042 error's data.
+URL_ELICITATION = (b'{"mode":"url","url":"https://a.example/x","message":"m",'
+                   b'"elicitationId":"e1"}')
 SERVER_IDS = (b"1", b"2", b'"s-1"', b'"s-2"', b"null", b"1.5", b"true", b'""')
 
 # -- 2026-07-28 pieces --------------------------------------------------------------------------
@@ -253,8 +261,13 @@ class _Run:
                         request_timeout=float(5 + ch.below(100)), max_pages=1 + ch.below(4),
                         max_list_items=1 + ch.below(8), probe_fallback=(0.5, 2.0)[ch.below(2)],
                         max_input_rounds=1 + ch.below(4))
+        # The client as a task receiver, in half the handshake-era runs (2025-11-25).
+        self.receiver = self.opening == "legacy" and ch.below(2) == 0
+        store = TaskStore(max_tasks=1 + ch.below(4), new_id=self.task_id,
+                          wall_offset=0.0) if self.receiver else None
         self.session = ClientSession(Implementation(name="fuzz", version="0"),
-                                     capabilities=CLIENT_CAPS, limits=limits)
+                                     capabilities=CLIENT_CAPS, limits=limits,
+                                     task_receiver=store)
         self.now = 0.0
         self.outcomes: dict[RequestHandle, int] = {}
         self.first: dict[RequestHandle, str] = {}  # the kind of each handle's outcome
@@ -271,6 +284,12 @@ class _Run:
         self.last_progress: dict[RequestHandle, float] = {}
         self.retried: set[RequestHandle] = set()  # operations retried in this step
         self.initial_ops_done = False
+        self.tasks_made = 0
+
+    def task_id(self) -> str:
+        """The receiver's ids: predictable here, so the server's lines can name them."""
+        self.tasks_made += 1
+        return f"t{self.tasks_made}"
 
     # -- driving ------------------------------------------------------------------------------
 
@@ -532,10 +551,12 @@ class _Run:
         if kind == 4:  # id last, as JavaScript servers write it
             return b'{"result":%s,"jsonrpc":"2.0","id":%s}' % (self.result_for(rid), rid)
         if kind == 5:
-            code = ch.pick((b"-32601", b"-32603", b"1", b"1.5", b"null", b"true"))
+            code = ch.pick((b"-32601", b"-32603", b"1", b"1.5", b"null", b"true", b"-32042"))
             ident = rid if ch.byte() & 1 else b"null"
+            data = ch.pick((self.weird(), b'{"elicitations":[%s,%s]}' % (URL_ELICITATION,
+                                                                         self.weird())))
             return b'{"jsonrpc":"2.0","id":%s,"error":{"code":%s,"message":%s,"data":%s}}' % (
-                ident, code, self.weird(), self.weird())
+                ident, code, self.weird(), data)
         if kind <= 8:
             value = self.odd((b"1", b"2", b"0.5", b"3", b"-1", b"2.5", b"4", b'"5"',
                               b"99999999999999999999999", b"true"))
@@ -545,7 +566,12 @@ class _Run:
         if kind <= 10:
             method = self.odd(SERVER_METHODS)
             params = ch.pick((b"{}", b'{"mode":%s}' % self.weird(), b'{"mode":"url"}',
-                              b'{"tools":[]}', self.weird()))
+                              b'{"tools":[]}', self.weird(), URL_ELICITATION,
+                              b'{"taskId":%s}' % ch.pick(TASK_IDS),
+                              b'{"task":{"ttl":%s},"messages":[],"maxTokens":1}'
+                              % ch.pick(TTLS),
+                              b'{"task":%s,"message":"m","requestedSchema":{}}'
+                              % self.weird(), b'{"cursor":%s}' % self.weird()))
             # Servers number their requests too: their ids often equal ours.
             sid = rid if ch.byte() & 1 else self.odd(SERVER_IDS)
             return b'{"jsonrpc":"2.0","id":%s,"method":%s,"params":%s}' % (sid, method, params)
@@ -554,7 +580,9 @@ class _Run:
                                                                   self.weird()),
                               b'{"level":%s,"data":%s,"logger":%s}' % (
                                   self.weird(), self.weird(), self.weird()),
-                              b'{"uri":%s}' % self.weird(), self.weird()))
+                              b'{"uri":%s}' % self.weird(), self.weird(),
+                              b'{"elicitationId":%s}' % ch.pick((b'"e1"', b'"e2"',
+                                                                 self.weird()))))
             return b'{"jsonrpc":"2.0","method":%s,"params":%s}' % (ch.pick(NOTIFY_METHODS),
                                                                     params)
         if kind == 12:  # larger than the limit, id at the head or the tail

@@ -8,18 +8,24 @@ __all__ = ["client_capabilities"]
 
 
 def client_capabilities(*, sampling: bool = False, elicitation: bool = False,
-                        roots: bool = False) -> dict[str, Any]:
+                        roots: bool = False, url_elicitation: bool = False) -> dict[str, Any]:
     """The ``capabilities`` wire object for a host that answers the given server requests.
 
-    Elicitation is declared in form mode (F-03: ``{"form": {}}``; URL mode needs a UI that
-    opens links out of band, which the host must opt into by building its own object).  Roots
+    Elicitation is declared per mode (F-03): ``form`` for a host with a form handler
+    (``elicitation``), ``url`` for one that shows URLs for the user to open out of band
+    (``url_elicitation``); a request in a mode not declared is refused by the core.  Roots
     are declared with ``listChanged`` because every binding can send that notification.
     """
     caps: dict[str, Any] = {}
     if sampling:
         caps["sampling"] = {}
-    if elicitation:
-        caps["elicitation"] = {"form": {}}
+    if elicitation or url_elicitation:
+        modes: dict[str, Any] = {}
+        if elicitation:
+            modes["form"] = {}
+        if url_elicitation:
+            modes["url"] = {}
+        caps["elicitation"] = modes
     if roots:
         caps["roots"] = {"listChanged": True}
     return caps

@@ -21,6 +21,7 @@ __all__ = [
     "Closed",
     "Completed",
     "Event",
+    "ElicitationComplete",
     "Failed",
     "ListChanged",
     "LogMessage",
@@ -186,10 +187,20 @@ class TaskStatus:
     task: Task
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ElicitationComplete:
+    """The server finished the out-of-band interaction of a URL-mode elicitation
+    (``notifications/elicitation/complete``, 2025-11-25, F-05): the one the host accepted, or
+    one a ``-32042`` error named.  Emitted once per id the session knows is pending; unknown
+    or finished ids are ignored.  The call that got ``-32042`` may now be retried."""
+
+    elicitation_id: str
+
+
 Event = (
     Ready | Completed | Failed | Progress | ServerRequest | ServerRequestCancelled
     | LogMessage | ListChanged | ResourceUpdated | OtherNotification | BadMessage | Closed
-    | SubscriptionEnded | TaskStatus
+    | SubscriptionEnded | TaskStatus | ElicitationComplete
 )
 
 # The records every call makes, built without ``object.__setattr__`` (see ``_build``).

@@ -256,6 +256,8 @@ _BLOCKING = frozenset({
     "add_server", "update_server", "enable_server", "disable_server", "restart_server",
     "remove_server", "save_config", "stop_server", "tool_definitions", "call_meta_tool",
     "search_tools",
+    # skills (client and Host)
+    "list_skills", "get_skill", "read_skill", "read_skill_file", "read_skill_directory",
 })
 
 

@@ -24,6 +24,8 @@ from fuzz import (
     fuzz_config,
     fuzz_content,
     fuzz_discovery,
+    fuzz_elicitation,
+    fuzz_frontmatter,
     fuzz_http_error,
     fuzz_jsonrpc,
     fuzz_jwt,
@@ -32,6 +34,7 @@ from fuzz import (
     fuzz_schema,
     fuzz_search,
     fuzz_session,
+    fuzz_skills,
     fuzz_sse,
     fuzz_uri_template,
 )
@@ -62,7 +65,8 @@ CORPORA: dict[str, ModuleType] = {
     **HARNESSES, "config": fuzz_config, "schema": fuzz_schema, "content": fuzz_content,
     "challenge": fuzz_challenge, "discovery": fuzz_discovery, "jwt": fuzz_jwt, "sse": fuzz_sse,
     "uri_template": fuzz_uri_template, "redact": fuzz_redact, "http_error": fuzz_http_error,
-    "budget": fuzz_budget, "search": fuzz_search,
+    "budget": fuzz_budget, "search": fuzz_search, "frontmatter": fuzz_frontmatter,
+    "skills": fuzz_skills, "elicitation": fuzz_elicitation,
 }
 
 FUZZ = settings(max_examples=300, deadline=None,

@@ -30,11 +30,14 @@ from fuzz import (
     fuzz_config,
     fuzz_content,
     fuzz_discovery,
+    fuzz_elicitation,
+    fuzz_frontmatter,
     fuzz_http_error,
     fuzz_jwt,
     fuzz_redact,
     fuzz_schema,
     fuzz_search,
+    fuzz_skills,
     fuzz_sse,
     fuzz_uri_template,
 )
@@ -66,6 +69,9 @@ HARNESSES: dict[str, ModuleType] = {
     "http_error": fuzz_http_error,
     "budget": fuzz_budget,
     "search": fuzz_search,
+    "frontmatter": fuzz_frontmatter,
+    "skills": fuzz_skills,
+    "elicitation": fuzz_elicitation,
 }
 
 FUZZ = settings(max_examples=200, deadline=None,
@@ -635,3 +641,40 @@ def test_budget_structured(data: bytes) -> None:
 @given(structured(300))
 def test_search_structured(data: bytes) -> None:
     _check(fuzz_search, data)
+
+
+@FUZZ
+@given(structured(600))
+def test_frontmatter_structured(data: bytes) -> None:
+    _check(fuzz_frontmatter, data)
+
+
+@FUZZ
+@given(st.text(st.sampled_from("ab :-#'\"[]{},|>\n\t \\0x.e?&*!~1"), max_size=200)
+       .map(lambda s: b"\x00" + s.encode()))
+def test_frontmatter_raw(data: bytes) -> None:
+    _check(fuzz_frontmatter, data)
+
+
+@FUZZ
+@given(structured(500))
+def test_skills_structured(data: bytes) -> None:
+    _check(fuzz_skills, data)
+
+
+@FUZZ
+@given(json_values.map(lambda v: b"\x00" + _json_bytes(v)))
+def test_skills_raw(data: bytes) -> None:
+    _check(fuzz_skills, data)
+
+
+@FUZZ
+@given(structured(400))
+def test_elicitation_structured(data: bytes) -> None:
+    _check(fuzz_elicitation, data)
+
+
+@FUZZ
+@given(st.binary(max_size=300))
+def test_elicitation_raw(data: bytes) -> None:
+    _check(fuzz_elicitation, data)

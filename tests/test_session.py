@@ -1007,6 +1007,8 @@ def test_f03_elicitation_mode_must_be_declared(declared: JSONObj, mode: str | No
     params: JSONObj = {"message": "m"}
     if mode is not None:
         params["mode"] = mode
+    if mode == "url":  # a well-formed URL request (F-04's checks are tested apart)
+        params.update(url="https://auth.example/consent", elicitationId="el-1")
     pair.server_request("e-1", "elicitation/create", params)
     if reaches_host:
         assert isinstance(one_event(pair), ServerRequest) and pair.sent() == []

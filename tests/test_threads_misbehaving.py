@@ -628,12 +628,12 @@ def test_stray_notifications() -> None:
         assert events == [
             ListChanged(kind="tools"),
             ResourceUpdated(uri="demo://never-subscribed"),
-            OtherNotification(method="notifications/elicitation/complete",
-                              params={"elicitationId": "no-such-elicitation"}),
+            # the completion of an elicitation never offered is ignored (F-05)
             OtherNotification(method="x/custom", params={"hello": "world"}),
         ]
         assert client._conn is not None
         assert client._conn.session.stats.progress_dropped == 1
+        assert client._conn.session.stats.notifications_dropped == 1
 
 
 def test_notification_callback_error_does_not_kill_the_reader() -> None:

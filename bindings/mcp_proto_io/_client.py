@@ -30,11 +30,13 @@ from mcp_proto import (
     Redactor,
     RequestHandle,
     ServerExited,
+    TaskStore,
     accepted_versions,
     era_of,
 )
 from mcp_proto.session._modern import Discovered
 
+from ._elicit import CompletedElicitations, receiver_store
 from ._era import DEFAULT_ERA_MEMORY, EraMemory, ProbeKilledServer, stdio_key
 from ._handlers import (
     Handler,
@@ -43,6 +45,7 @@ from ._handlers import (
     RootsSource,
     StderrCallback,
     TraceCallback,
+    UrlElicitationHandler,
 )
 from ._process import argv_of
 from ._tuning import DEFAULT_CLIENT_INFO
@@ -104,12 +107,16 @@ class ClientOptions:
                  era_memory: EraMemory | None, label: str,
                  on_stderr: StderrCallback | None = None,
                  on_trace: TraceCallback | None = None,
-                 secrets: Redactor | None = None) -> None:
+                 secrets: Redactor | None = None,
+                 on_url_elicitation: UrlElicitationHandler | None = None,
+                 retry_url_elicitation: bool = False,
+                 task_receiver: bool | TaskStore = False) -> None:
         from ._logs import Observer  # noqa: PLC0415 - logging loads with the first client
 
         if not isinstance(label, str) or not label:
             raise ValueError("label must be a non-empty string")
-        for name, fn in (("on_stderr", on_stderr), ("on_trace", on_trace)):
+        for name, fn in (("on_stderr", on_stderr), ("on_trace", on_trace),
+                         ("on_url_elicitation", on_url_elicitation)):
             if fn is not None and not callable(fn):
                 raise TypeError(f"{name} must be callable")
         self._observer = Observer(label, secrets or Redactor(), on_stderr, on_trace)
@@ -120,7 +127,11 @@ class ClientOptions:
         self._timeout = timeout
         self._client_info = client_info or DEFAULT_CLIENT_INFO
         self._limits = limits
-        self._handlers = Handlers(on_sampling, on_elicitation, roots)
+        self._handlers = Handlers(on_sampling, on_elicitation, roots, on_url_elicitation,
+                                  self._observer.label)
+        self._retry_url_elicitation = bool(retry_url_elicitation)
+        self._elicitations = CompletedElicitations()
+        self._task_store = receiver_store(task_receiver)
         self._on_notification = on_notification
         self._closed = False
         self._ready: Ready | None = None
@@ -135,7 +146,8 @@ class ClientOptions:
     def _new_session(self) -> ClientSession:
         """The core's session for a new connection, with this client's options."""
         return ClientSession(self._client_info, capabilities=self._handlers.capabilities(),
-                             versions=self._versions, limits=self._limits)
+                             versions=self._versions, limits=self._limits,
+                             task_receiver=self._task_store)
 
     def _plan(self, ended: Connection | None) -> Plan:
         """How to open the next connection after ``ended`` (None for the first), which is
@@ -159,6 +171,11 @@ class ClientOptions:
         """The name this client's log records, traces and errors carry (``label=``, by
         default the command's program name or the URL's host)."""
         return self._observer.label
+
+    @property
+    def task_store(self) -> TaskStore | None:
+        """The tasks this client runs for the server (``task_receiver=``), or None."""
+        return self._task_store
 
     def _opened(self, session: ClientSession, ready: Ready) -> None:
         """A connection became ready: remember what the server speaks, and what it said."""
@@ -221,7 +238,10 @@ class StdioOptions(ClientOptions):
                  on_notification: NotificationCallback | None = None,
                  era_memory: EraMemory | None = None, label: str | None = None,
                  on_stderr: StderrCallback | None = None,
-                 on_trace: TraceCallback | None = None) -> None:
+                 on_trace: TraceCallback | None = None,
+                 on_url_elicitation: UrlElicitationHandler | None = None,
+                 retry_url_elicitation: bool = False,
+                 task_receiver: bool | TaskStore = False) -> None:
         argv = argv_of(command)
         super().__init__(stdio_key(argv, cwd, env), timeout=timeout,
                          client_info=client_info, limits=limits,
@@ -230,7 +250,9 @@ class StdioOptions(ClientOptions):
                          on_notification=on_notification, era_memory=era_memory,
                          label=(os.path.basename(argv[0]) or argv[0]) if label is None else label,
                          on_stderr=on_stderr, on_trace=on_trace,
-                         secrets=Redactor.of(env=env))
+                         secrets=Redactor.of(env=env), on_url_elicitation=on_url_elicitation,
+                         retry_url_elicitation=retry_url_elicitation,
+                         task_receiver=task_receiver)
         self._command = command
         self._env = env
         self._cwd = cwd
@@ -251,7 +273,10 @@ class HttpOptions(ClientOptions):
                  era_memory: EraMemory | None = None,
                  ssl_context: ssl.SSLContext | None = None,
                  ca_file: str | os.PathLike[str] | None = None, label: str | None = None,
-                 on_trace: TraceCallback | None = None) -> None:
+                 on_trace: TraceCallback | None = None,
+                 on_url_elicitation: UrlElicitationHandler | None = None,
+                 retry_url_elicitation: bool = False,
+                 task_receiver: bool | TaskStore = False) -> None:
         from mcp_proto.http._streamable import HttpTarget  # noqa: PLC0415 - stdio clients never load it
 
         target = HttpTarget.parse(url)  # raises LocalProtocolError for a bad URL
@@ -262,7 +287,10 @@ class HttpOptions(ClientOptions):
                          on_notification=on_notification, era_memory=era_memory,
                          label=target.authority if label is None else label,
                          on_trace=on_trace,
-                         secrets=Redactor.of(headers=headers, extra=[bearer_token]))
+                         secrets=Redactor.of(headers=headers, extra=[bearer_token]),
+                         on_url_elicitation=on_url_elicitation,
+                         retry_url_elicitation=retry_url_elicitation,
+                         task_receiver=task_receiver)
         self._url = url
         self._headers = dict(headers or {})
         self._bearer_token = bearer_token

@@ -12,10 +12,20 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_proto import Event, Progress, Root, ServerRequest, TaskStatus, client_capabilities
+from mcp_proto import (
+    Event,
+    Progress,
+    Root,
+    ServerRequest,
+    TaskStatus,
+    UrlElicitation,
+    client_capabilities,
+    parse_url_elicitation,
+    url_elicitation_result,
+)
 
 __all__ = ["Handler", "Handlers", "NotificationCallback", "ProgressCallback", "RootsSource",
-           "StatusCallback", "StderrCallback", "TraceCallback"]
+           "StatusCallback", "StderrCallback", "TraceCallback", "UrlElicitationHandler"]
 
 Handler = Callable[[dict[str, Any]], Any]
 """Takes the request's params; returns the result object (or an awaitable of it, in the async
@@ -28,6 +38,11 @@ StderrCallback = Callable[[str], Any]
 TraceCallback = Callable[[str, dict[str, Any]], Any]
 """Takes ``"send"`` or ``"recv"`` and a JSON-RPC message as sent or received (redacted)."""
 RootsSource = Sequence[Root] | Callable[[], Sequence[Root] | Awaitable[Sequence[Root]]]
+UrlElicitationHandler = Callable[[UrlElicitation], Any]
+"""Takes a :class:`UrlElicitation` (the server's name, its message, the full URL, its origin
+and host shown apart, the id); returns ``"accept"`` (the user consents to open the URL, out
+of band: the library never opens it), ``"decline"`` or ``"cancel"`` (or an awaitable of one,
+in the async bindings)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,12 +52,21 @@ class Handlers:
     sampling: Handler | None = None
     elicitation: Handler | None = None
     roots: RootsSource | None = None
+    url_elicitation: UrlElicitationHandler | None = None
+    server: str = ""
+    """The name a :class:`UrlElicitation` shows as the server's (the client's label)."""
 
     def capabilities(self) -> dict[str, Any]:
-        """Declaring a handler declares its capability."""
+        """Declaring a handler declares its capability (each elicitation mode apart)."""
         return client_capabilities(sampling=self.sampling is not None,
                                    elicitation=self.elicitation is not None,
-                                   roots=self.roots is not None)
+                                   roots=self.roots is not None,
+                                   url_elicitation=self.url_elicitation is not None)
+
+    def url(self, params: dict[str, Any]) -> UrlElicitation:
+        """The URL elicitation ``params`` ask for, named by this client's server.  Raises
+        :class:`InvalidUrlElicitation` (answered as an error)."""
+        return parse_url_elicitation(params, require_id=False).with_server(self.server)
 
     def call(self, request: ServerRequest) -> Any:
         """Run the handler for ``request`` and return what it returns (raises what it raises).
@@ -52,8 +76,14 @@ class Handlers:
         method = request.method
         if method == "sampling/createMessage" and self.sampling is not None:
             return self.sampling(request.params)
-        if method == "elicitation/create" and self.elicitation is not None:
-            return self.elicitation(request.params)
+        if method == "elicitation/create":
+            if request.params.get("mode") == "url" and self.url_elicitation is not None:
+                action = self.url_elicitation(self.url(request.params))
+                if inspect.isawaitable(action):
+                    return _url_result_later(action)
+                return url_elicitation_result(action)
+            if self.elicitation is not None:
+                return self.elicitation(request.params)
         if method == "roots/list" and self.roots is not None:
             roots = self.roots() if callable(self.roots) else self.roots
             if inspect.isawaitable(roots):  # an async roots function (async bindings)
@@ -68,3 +98,7 @@ def _roots_result(roots: Sequence[Root]) -> dict[str, Any]:
 
 async def _roots_result_later(roots: Awaitable[Sequence[Root]]) -> dict[str, Any]:
     return _roots_result(await roots)
+
+
+async def _url_result_later(action: Awaitable[Any]) -> dict[str, Any]:
+    return url_elicitation_result(await action)

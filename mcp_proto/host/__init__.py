@@ -17,7 +17,8 @@ names and filters (``_names``), :class:`HostCore` (``_state``), resources and pr
 servers (``_catalog``), OAuth settings (``_auth``),
 tool definitions (``_tools``), the meta-tools (``_meta``), and what stands between the host
 and a model: approvals (``_approval``), checked arguments and outputs (``_validate``), tool
-search (``_search``), deferred definitions (``_deferred``) and the servers' instructions,
+search (``_search``), deferred definitions (``_deferred``), skills across servers for a
+model (``_skills``) and the servers' instructions,
 resources and prompts for a model (``_context``); its subrooms own the config
 dialects (:mod:`.config`), the provider schemas (:mod:`.schema`) and the provider content
 (:mod:`.content`).  It may import the shared records of :mod:`mcp_proto` and its subrooms,
@@ -63,6 +64,7 @@ from ._meta import (
     DEFAULT_META_LIMIT,
     DEFAULT_META_READ_LENGTH,
     MAX_META_LIMIT,
+    MAX_META_PATH,
     MAX_META_READ_LENGTH,
     MAX_META_TIMEOUT,
     META_TOOLS,
@@ -72,10 +74,21 @@ from ._meta import (
     meta_error,
     meta_result,
     parse_meta_call,
+    text_result,
 )
 from ._names import NamePolicy, ToolFilter, ToolNames, assign_names
 from ._restart import DEFAULT_RESTART, RestartPolicy, RestartSchedule
 from ._search import DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchHit, ToolIndex
+from ._skills import (
+    DEFAULT_SKILL_SEPARATOR,
+    MAX_LISTED_DESCRIPTION,
+    HostSkill,
+    find_host_skill,
+    host_skills,
+    skill_file_text,
+    skill_instructions,
+    skill_listing,
+)
 from ._spec import (
     DIALECTS,
     TRANSPORTS,
@@ -162,11 +175,14 @@ __all__ = [
     "DEFAULT_META_READ_LENGTH",
     "DEFAULT_RESTART",
     "DEFAULT_SEARCH_LIMIT",
+    "DEFAULT_SKILL_SEPARATOR",
     "DEFERRED_TARGETS",
     "DIALECTS",
     "INPUT_ENV_PREFIX",
     "LOCATION_NAMES",
+    "MAX_LISTED_DESCRIPTION",
     "MAX_META_LIMIT",
+    "MAX_META_PATH",
     "MAX_META_READ_LENGTH",
     "MAX_META_TIMEOUT",
     "MAX_SEARCH_LIMIT",
@@ -200,6 +216,7 @@ __all__ = [
     "HostPrompt",
     "HostResource",
     "HostResourceTemplate",
+    "HostSkill",
     "HostTool",
     "InputSpec",
     "InvalidArguments",
@@ -253,7 +270,9 @@ __all__ = [
     "dump_config",
     "dump_config_with_warnings",
     "env_file_paths",
+    "find_host_skill",
     "format_instructions",
+    "host_skills",
     "input_env_name",
     "invalid_result",
     "literal_warnings",
@@ -273,7 +292,11 @@ __all__ = [
     "resource_listing",
     "resource_result",
     "search_result",
+    "skill_file_text",
+    "skill_instructions",
+    "skill_listing",
     "standard_location",
+    "text_result",
     "to_provider_content",
     "tool_definition",
     "tool_definitions",

@@ -21,9 +21,11 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .._skills import Skill
 from .._types import Prompt, Resource, ResourceTemplate
 from ._errors import UnknownPrompt, UnknownResource
 from ._names import NamePolicy, ToolNames, assign_names, not_listed, owner_candidates
+from ._skills import HostSkill, host_skills
 
 __all__ = [
     "MAX_TEMPLATE_CACHE",
@@ -114,6 +116,7 @@ class HostCatalog:
         self._resources: dict[str, tuple[Resource, ...]] = {}
         self._templates: dict[str, tuple[ResourceTemplate, ...]] = {}
         self._prompts: dict[str, tuple[Prompt, ...]] = {}
+        self._skills: dict[str, tuple[Skill, ...]] = {}
         self._prompt_names: ToolNames | None = None  # None: prompts changed since named
         self._named_for: frozenset[str] = frozenset()  # the servers it named
         self._patterns: dict[str, re.Pattern[str]] = {}
@@ -130,18 +133,27 @@ class HostCatalog:
         self._prompts[server] = tuple(prompts)
         self._prompt_names = None
 
+    def skills_listed(self, server: str, skills: Iterable[Skill]) -> None:
+        self._skills[server] = tuple(skills)
+
     def forget(self, server: str) -> None:
         """Drop what ``server`` listed (it was removed, or its new run has not listed)."""
         self._resources.pop(server, None)
         self._templates.pop(server, None)
+        self._skills.pop(server, None)
         if self._prompts.pop(server, None) is not None:
             self._prompt_names = None
 
     def known(self, kind: str, server: str) -> bool:
-        """Whether ``server`` listed ``kind`` (``resources``, ``templates``, ``prompts``)."""
-        if kind == "resources":
-            return server in self._resources
-        return server in (self._templates if kind == "templates" else self._prompts)
+        """Whether ``server`` listed ``kind`` (``resources``, ``templates``, ``prompts``,
+        ``skills``)."""
+        return server in self._lists(kind)
+
+    def _lists(self, kind: str) -> dict[str, Any]:
+        lists: dict[str, dict[str, Any]] = {
+            "resources": self._resources, "templates": self._templates,
+            "prompts": self._prompts, "skills": self._skills}
+        return lists[kind]
 
     def listed(self, kind: str, server: str, items: Iterable[Any]) -> None:
         """Keep ``server``'s listing of ``kind`` (replacing its last)."""
@@ -149,6 +161,8 @@ class HostCatalog:
             self.resources_listed(server, items)
         elif kind == "templates":
             self.templates_listed(server, items)
+        elif kind == "skills":
+            self.skills_listed(server, items)
         else:
             self.prompts_listed(server, items)
 
@@ -189,6 +203,17 @@ class HostCatalog:
             out.append(HostPrompt(name=public, server=server, prompt=own,
                                   definition=definition))
         return out
+
+    def skills(self, servers: Sequence[str]) -> list[HostSkill]:
+        """The skills of ``servers`` under public names (``server`` + separator + the
+        skill's name, or its path where one server lists two of that name), sorted: a
+        skill is the pair (server, URI), never its name alone."""
+        return host_skills({s: self._skills[s] for s in servers if s in self._skills},
+                           self.policy.separator)
+
+    def skill(self, public: str, servers: Sequence[str]) -> HostSkill | None:
+        """The skill of ``servers`` whose public name is ``public``, or None."""
+        return next((s for s in self.skills(servers) if s.name == public), None)
 
     # -- where a request goes ------------------------------------------------------------------
 

@@ -17,6 +17,13 @@
 - ``mcp_read_resource``: ``uri`` (and ``server`` when two servers have it): its contents.
 - ``mcp_get_prompt``: ``name`` (a prompt's public name) and ``arguments`` (strings): its
   messages.
+- ``mcp_list_skills``: the skills of every server (or of ``server``): public names, origins
+  and descriptions (``skill_listing``).
+- ``mcp_load_skill``: ``name`` (a skill's public name): its ``SKILL.md``, verified against
+  its entry, as ``skill_instructions``.
+- ``mcp_read_skill_file``: ``name`` and ``path`` (relative to the skill's root, as its
+  instructions list them): one file of a loaded skill, verified, from the skill's own
+  server only.
 
 This module is pure: :func:`parse_meta_call` checks a call and says what to do
 (:class:`MetaRequest`); the binding's Host does it and renders the outcome with
@@ -37,6 +44,7 @@ from .._types import CallToolResult, TextContent, Tool
 
 __all__ = [
     "MAX_META_LIMIT",
+    "MAX_META_PATH",
     "MAX_META_READ_LENGTH",
     "MAX_META_TIMEOUT",
     "META_TOOLS",
@@ -45,6 +53,7 @@ __all__ = [
     "MetaToolError",
     "meta_error",
     "meta_result",
+    "text_result",
     "parse_meta_call",
 ]
 
@@ -70,6 +79,8 @@ MAX_META_READ_LENGTH = 100_000
 DEFAULT_META_READ_LENGTH = 20_000
 #: Most arguments one ``mcp_get_prompt`` takes (prompts declare a handful).
 MAX_PROMPT_ARGUMENTS = 64
+#: Longest skill file path a model may pass (as long as a URI: it may be one).
+MAX_META_PATH = MAX_META_URI
 
 _TIMEOUT = {"type": "integer", "minimum": MIN_META_TIMEOUT, "maximum": MAX_META_TIMEOUT,
             "description": "seconds before the call is abandoned (default: the host's)"}
@@ -169,6 +180,37 @@ META_TOOLS: dict[str, Tool] = {
                                         "additionalProperties": {"type": "string"},
                                         "description": "the prompt's arguments (strings)"},
                           "timeoutSeconds": _TIMEOUT}}),
+    "mcp_list_skills": Tool(
+        name="mcp_list_skills",
+        description="List the skills (instructions for tasks, with their files) the MCP "
+                    "servers offer, of every server or of one: name, server, description.",
+        input_schema={"type": "object", "additionalProperties": False, "properties": {
+            "server": _SERVER, "timeoutSeconds": _TIMEOUT}}),
+    "mcp_load_skill": Tool(
+        name="mcp_load_skill",
+        description="Load one skill of an MCP server by its name (see mcp_list_skills): "
+                    "its instructions and the files it may read.",
+        input_schema={"type": "object", "additionalProperties": False,
+                      "required": ["name"], "properties": {
+                          "name": {"type": "string", "minLength": 1,
+                                   "maxLength": MAX_META_NAME,
+                                   "description": "the skill's name, as mcp_list_skills "
+                                                  "gives it"},
+                          "timeoutSeconds": _TIMEOUT}}),
+    "mcp_read_skill_file": Tool(
+        name="mcp_read_skill_file",
+        description="Read one file of a loaded skill, by its path relative to the skill "
+                    "(as mcp_load_skill lists them).",
+        input_schema={"type": "object", "additionalProperties": False,
+                      "required": ["name", "path"], "properties": {
+                          "name": {"type": "string", "minLength": 1,
+                                   "maxLength": MAX_META_NAME,
+                                   "description": "the skill's name"},
+                          "path": {"type": "string", "minLength": 1,
+                                   "maxLength": MAX_META_PATH,
+                                   "description": "the file's path in the skill, e.g. "
+                                                  "references/GUIDE.md"},
+                          "timeoutSeconds": _TIMEOUT}}),
 }
 
 
@@ -184,8 +226,9 @@ class MetaRequest:
     (``tool`` with ``arguments``), ``"request"`` (``method`` with ``params`` in
     ``arguments``), ``"search"`` (``query``, ``limit``), ``"read_result"`` (``handle``,
     ``offset``, ``length``), ``"resources"`` (of ``server``, or of all), ``"read_resource"``
-    (``uri``, on ``server`` if given) or ``"prompt"`` (the prompt ``tool`` with string
-    ``arguments``)."""
+    (``uri``, on ``server`` if given), ``"prompt"`` (the prompt ``tool`` with string
+    ``arguments``), ``"skills"`` (of ``server``, or of all), ``"load_skill"`` (the skill
+    public name ``skill``) or ``"read_skill_file"`` (``path`` in the skill ``skill``)."""
 
     kind: str
     server: str | None = None
@@ -199,6 +242,8 @@ class MetaRequest:
     offset: int = 0
     length: int = DEFAULT_META_READ_LENGTH
     uri: str | None = None
+    skill: str | None = None
+    path: str | None = None
 
 
 def _name(args: Mapping[str, Any], key: str, longest: int = MAX_META_NAME) -> str:
@@ -323,6 +368,22 @@ def _prompt(args: Mapping[str, Any], servers: Collection[str], timeout: float | 
                        timeout=timeout)
 
 
+def _skills(args: Mapping[str, Any], servers: Collection[str], timeout: float | None
+            ) -> MetaRequest:
+    return MetaRequest(kind="skills", server=_maybe_server(args, servers), timeout=timeout)
+
+
+def _load_skill(args: Mapping[str, Any], servers: Collection[str], timeout: float | None
+                ) -> MetaRequest:
+    return MetaRequest(kind="load_skill", skill=_name(args, "name"), timeout=timeout)
+
+
+def _read_skill_file(args: Mapping[str, Any], servers: Collection[str],
+                     timeout: float | None) -> MetaRequest:
+    return MetaRequest(kind="read_skill_file", skill=_name(args, "name"),
+                       path=_name(args, "path", MAX_META_PATH), timeout=timeout)
+
+
 _Parser = Callable[[Mapping[str, Any], Collection[str], "float | None"], MetaRequest]
 #: meta-tool -> its argument checker (each returns what to do, or raises MetaToolError).
 _PARSERS: Mapping[str, _Parser] = {
@@ -334,6 +395,9 @@ _PARSERS: Mapping[str, _Parser] = {
     "mcp_list_resources": _resources,
     "mcp_read_resource": _read_resource,
     "mcp_get_prompt": _prompt,
+    "mcp_list_skills": _skills,
+    "mcp_load_skill": _load_skill,
+    "mcp_read_skill_file": _read_skill_file,
 }
 
 
@@ -373,6 +437,12 @@ def meta_result(value: Any) -> CallToolResult:
     raw = {"content": [{"type": "text", "text": text}], "structuredContent": structured}
     return CallToolResult(content=(TextContent(text=text),), structured_content=structured,
                           raw=raw)
+
+
+def text_result(text: str) -> CallToolResult:
+    """A meta-tool's answer that is text for the model (a skill's instructions, a file)."""
+    raw = {"content": [{"type": "text", "text": text}]}
+    return CallToolResult(content=(TextContent(text=text),), raw=raw)
 
 
 def meta_error(message: str) -> CallToolResult:

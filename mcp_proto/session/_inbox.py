@@ -10,10 +10,19 @@ raise: bad input becomes a :class:`BadMessage` event, or fails the one request i
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Protocol
 
+from .._elicitation import (
+    ElicitationTracker,
+    InvalidUrlElicitation,
+    UrlElicitationRequired,
+    parse_url_elicitation,
+    url_elicitation_error,
+)
 from .._errors import MCPError, RemoteProtocolError, RpcError, modern_rpc_error
 from .._events import (
+    ElicitationComplete,
     ListChanged,
     LogMessage,
     OtherNotification,
@@ -27,7 +36,8 @@ from ._era import EraChoice
 from ._listen import Subscriptions
 from ._modern import subscription_id
 from ._outbox import Wire
-from ._server_requests import ServerRequests
+from ._receiver import TaskReceiver
+from ._server_requests import INVALID_PARAMS, ServerRequests, refusal
 from ._state import State
 from ._task_runner import TaskRunner, finite_number
 
@@ -38,6 +48,11 @@ _REQUEST_SCOPED = frozenset({"notifications/progress", "notifications/message"})
 
 #: Task status notifications (TK-04 / TX-07): used to poll at once, never relied on.
 _TASK_STATUS_NOTIFICATIONS = frozenset({"notifications/tasks/status", "notifications/tasks"})
+
+#: URL-mode elicitation requests (2025-11-25) awaiting the host's answer, by request id, kept
+#: to learn whether the user accepted (then the elicitation stays pending until the server
+#: says it completed).  The server withdraws requests too; past this many the oldest go.
+MAX_URL_ASKS = 256
 
 _LIST_CHANGED = {
     "notifications/tools/list_changed": "tools",
@@ -63,12 +78,17 @@ class Inbox:
     """Decode and route what the server sends.  ``batches`` is set once the negotiated
     version allows JSON-RPC batches (2025-03-26 only, J-05)."""
 
-    __slots__ = ("_asks", "_cache", "_era", "_owner", "_subs", "_tasks", "_wire", "batches",
-                 "reader")
+    __slots__ = ("_asks", "_cache", "_elicitations", "_era", "_owner", "_receiver", "_subs",
+                 "_tasks", "_url_asks", "_wire", "batches", "reader")
 
     def __init__(self, owner: InboxHost, wire: Wire, era: EraChoice, asks: ServerRequests,
-                 subs: Subscriptions, cache: ResponseCache, tasks: TaskRunner) -> None:
+                 subs: Subscriptions, cache: ResponseCache, tasks: TaskRunner,
+                 receiver: TaskReceiver | None = None,
+                 elicitations: ElicitationTracker | None = None) -> None:
         self._owner = owner
+        self._receiver = receiver
+        self._elicitations = elicitations if elicitations is not None else ElicitationTracker()
+        self._url_asks: OrderedDict[Any, str] = OrderedDict()
         self._wire = wire
         self._era = era
         self._asks = asks
@@ -173,7 +193,45 @@ class Inbox:
                     f"server sent a {message.method} request, which protocol version "
                     f"{owner.protocol_version} does not allow (M-04); not answered"[:300]))
                 return
-            self._asks.on_request(message, owner.capabilities)
+            capabilities = owner.capabilities
+            if message.method == "elicitation/create" and message.params.get("mode") == "url" \
+                    and not self._url_request(message, capabilities):
+                return
+            receiver = self._receiver
+            if receiver is not None and receiver.on_request(message, capabilities,
+                                                            wire.now if now is None else now):
+                return
+            self._asks.on_request(message, capabilities)
+
+    def _url_request(self, message: Request, capabilities: dict[str, Any]) -> bool:
+        """A URL-mode elicitation (2025-11-25): False when it was answered here (a mode not
+        declared, an invalid URL or id: -32602 naming the problem, F-03); else its
+        ``elicitationId`` is pending until the host declines or the server completes it."""
+        params = message.params
+        if refusal(capabilities, message.method, params) is not None:
+            return True  # refused by ServerRequests, with its message
+        try:
+            elicitation = parse_url_elicitation(params, require_id=True)
+        except InvalidUrlElicitation as exc:
+            self._wire.send_error(message.id, INVALID_PARAMS, str(exc)[:300])
+            return False
+        if message.id in self._asks:
+            return True  # a duplicate id: refused by ServerRequests
+        assert elicitation.elicitation_id is not None
+        self._elicitations.offered(elicitation.elicitation_id)
+        asks = self._url_asks
+        asks[message.id] = elicitation.elicitation_id
+        if len(asks) > MAX_URL_ASKS:
+            asks.popitem(last=False)
+        return True
+
+    def url_answered(self, request_id: Any, action: object) -> None:
+        """The host answered request ``request_id``: if it was a URL-mode elicitation, its
+        id stays pending only when the user accepted (F-05)."""
+        elicitation_id = self._url_asks.pop(request_id, None)
+        if elicitation_id is not None:
+            self._elicitations.answered(elicitation_id,
+                                        action if type(action) is str else "cancel")
 
     def _on_error(self, message: ErrorResponse) -> None:
         rid = message.id
@@ -189,8 +247,13 @@ class Inbox:
         if self._owner.era == "modern" or self._era.is_probe(p):
             error = modern_rpc_error(message.code, message.message, message.data,
                                      method=p.method)
-        else:
-            error = RpcError(message.code, message.message, message.data, method=p.method)
+        else:  # -32042 (2025-11-25): the URL elicitations the call waits for
+            error = url_elicitation_error(message.code, message.message, message.data,
+                                          method=p.method)
+            if type(error) is UrlElicitationRequired:
+                for elicitation in error.elicitations:
+                    if elicitation.elicitation_id is not None:
+                        self._elicitations.offered(elicitation.elicitation_id)
         p.answer.on_error_response(p, error)
 
     # -- notifications ---------------------------------------------------------------------------
@@ -233,11 +296,23 @@ class Inbox:
                 self.bad(RemoteProtocolError("resources/updated without a string uri"))
         elif method in _TASK_STATUS_NOTIFICATIONS and self._tasks.nudged(params, now):
             pass
+        elif method == "notifications/elicitation/complete":
+            elicitation_id = params.get("elicitationId")
+            if type(elicitation_id) is str and self._elicitations.completed(elicitation_id):
+                events.append(ElicitationComplete(elicitation_id=elicitation_id))
+            else:  # unknown or finished: ignored (F-05)
+                wire.stats.notifications_dropped += 1
         elif method == "notifications/cancelled":
             rid = params.get("requestId")
             reason = params.get("reason")
             if type(rid) is int or type(rid) is str:
-                self._asks.withdraw(rid, reason if type(reason) is str else None)
+                receiver = self._receiver
+                if receiver is not None and (receiver.owns(rid)
+                                             or receiver.server_cancelled(rid)):
+                    pass  # a task's work ends by tasks/cancel only (TK-05); a waiting
+                    # tasks/result is forgotten
+                else:
+                    self._asks.withdraw(rid, reason if type(reason) is str else None)
             # Otherwise an unknown or finished id: ignore (C-03).
         else:
             events.append(OtherNotification(method=method, params=params))

@@ -37,14 +37,19 @@ class ListWalk:
     ask for, or ``None`` when the list is complete (then :attr:`items` holds everything).
     """
 
-    __slots__ = ("items", "key", "max_items", "max_pages", "method", "pages", "parse", "seen",
-                 "ttl")
+    __slots__ = ("drops", "items", "key", "max_items", "max_pages", "method", "pages", "params",
+                 "parse", "seen", "ttl")
 
     def __init__(self, method: str, key: str, parse: Callable[[object], Any], *,
-                 max_pages: int, max_items: int) -> None:
+                 max_pages: int, max_items: int, drops: bool = False,
+                 params: dict[str, Any] | None = None) -> None:
         self.method = method
+        self.params = params
+        """What every page's request carries beside the cursor (a directory's ``uri``)."""
         self.key = key
         self.parse = parse
+        self.drops = drops
+        """``parse`` returns None for an item to leave out (it reported why itself)."""
         self.max_pages = max_pages
         self.max_items = max_items
         self.items: list[Any] = []
@@ -69,7 +74,10 @@ class ListWalk:
                 "(raise Limits.max_list_items to accept more)"
             )
         parse = self.parse
-        self.items.extend([parse(item) for item in raw_items])
+        if self.drops:
+            self.items.extend([x for x in map(parse, raw_items) if x is not None])
+        else:
+            self.items.extend([parse(item) for item in raw_items])
         cursor = result.get("nextCursor")
         if cursor is None:
             return None
@@ -86,6 +94,16 @@ class ListWalk:
             )
         self.seen.add(cursor)
         return cursor
+
+    def again(self) -> ListWalk:
+        """A fresh walk of the same list (S-02: the server forgot a cursor)."""
+        return ListWalk(self.method, self.key, self.parse, max_pages=self.max_pages,
+                        max_items=self.max_items, drops=self.drops, params=self.params)
+
+    @property
+    def cache_key(self) -> tuple[str, str]:
+        """The list's key in the response cache: its method, and the uri it lists if any."""
+        return self.method, str((self.params or {}).get("uri", ""))
 
 
 class TaskRun:

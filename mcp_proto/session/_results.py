@@ -118,19 +118,23 @@ class Operations(Answer):
         return self.done_now(RequestHandle(self._wire.take_id(), key[0]), value)
 
     def list_all(self, method: str, key: str, parse: Callable[[object], Any],
-                 capability: str, now: float, timeout: float | None) -> RequestHandle[Any]:
+                 capability: str, now: float, timeout: float | None, *,
+                 drops: bool = False, params: dict[str, Any] | None = None
+                 ) -> RequestHandle[Any]:
         """Every page of a list (S-01), from the cache when fresh; ``[]`` at once when the
-        server declared no ``capability``."""
+        server declared no ``capability``.  ``drops``: ``parse`` returns None for an item to
+        leave out; ``params``: what each page's request carries beside the cursor
+        (:class:`ListWalk`)."""
         owner = self._owner
         if owner.state is State.READY and capability not in owner.server_capabilities:
             return self.done_now(RequestHandle(self._wire.take_id(), method), [])
-        cached = self.cached((method, ""), now)
-        if cached is not None:
-            return cached
         limits = self._wire.limits
         walk = ListWalk(method, key, parse, max_pages=limits.max_pages,
-                        max_items=limits.max_list_items)
-        return self.request(method, None, now, timeout, raw_result, walk=walk)
+                        max_items=limits.max_list_items, drops=drops, params=params)
+        cached = self.cached(walk.cache_key, now)
+        if cached is not None:
+            return cached
+        return self.request(method, params, now, timeout, raw_result, walk=walk)
 
     # -- answers ------------------------------------------------------------------------------
 
@@ -161,7 +165,7 @@ class Operations(Answer):
                 if p.method == "tools/list":
                     value = self._checked_tools(value)
                 if modern:
-                    self._cache.store((p.method, ""), walk.ttl, value, now)
+                    self._cache.store(walk.cache_key, walk.ttl, value, now)
             else:
                 value = p.parse(result)
                 if modern and p.method in CACHEABLE and p.rounds == 0 and p.params is not None:
@@ -186,10 +190,8 @@ class Operations(Answer):
                 return
             if p.walk is not None and p.walk.pages and error.code == INVALID_PARAMS:
                 # S-02: a cursor the server no longer knows: drop the pages, walk again once.
-                limits = wire.limits
-                walk = ListWalk(p.method, p.walk.key, p.walk.parse, max_pages=limits.max_pages,
-                                max_items=limits.max_list_items)
-                retry = wire.request(wire.take_id(), p.handle, p.method, None, wire.now,
+                walk = p.walk.again()
+                retry = wire.request(wire.take_id(), p.handle, p.method, walk.params, wire.now,
                                      p.total_timeout, p.parse, self, walk=walk,
                                      total_deadline=p.total_deadline,
                                      idle_timeout=p.idle_timeout)
@@ -225,7 +227,8 @@ class Operations(Answer):
                 f"{p.method}: the server closed its output mid-list")))
             return
         wire = self._wire
-        page = wire.request(wire.take_id(), p.handle, p.method, {"cursor": cursor}, now,
+        params = {"cursor": cursor} if walk.params is None else {**walk.params, "cursor": cursor}
+        page = wire.request(wire.take_id(), p.handle, p.method, params, now,
                             p.total_timeout, p.parse, self, walk=walk,
                             total_deadline=p.total_deadline, idle_timeout=p.idle_timeout)
         page.retried = p.retried  # the walk restarts at most once (S-02)

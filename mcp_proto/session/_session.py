@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .._elicitation import ElicitationTracker
 from .._errors import (
     ConnectionClosed,
     ConnectionLost,
@@ -64,8 +65,10 @@ from ._modern import Discovered, request_meta
 from ._mrtr import InputGathering
 from ._operations import ListWalk, no_result, raw_result
 from ._outbox import SessionStats, Wire
+from ._receiver import TaskReceiver, TaskStore, receiver_capabilities
 from ._results import Operations
 from ._server_requests import INTERNAL_ERROR, MAX_HANDLER_MESSAGE, ServerRequests
+from ._skill_ops import SkillOperations
 from ._state import Input, State, transition
 from ._task_runner import TaskRunner
 
@@ -76,7 +79,7 @@ _LOG_LEVELS = frozenset(LOG_LEVELS)
 
 
 
-class ClientSession:
+class ClientSession(SkillOperations):
     """An MCP client session over a byte stream (stdio), in either era.
 
     ``client_info`` is sent with the handshake (legacy) or with every request (modern, unless
@@ -91,6 +94,11 @@ class ClientSession:
     ``accept_tasks`` (2026-07-28) declares the tasks extension on every request, so the
     server may answer a tool call with a task; the session then polls it and the call ends
     with the task's outcome as if it had been plain (section 9).
+
+    ``task_receiver`` (2025-11-25): the client runs the server's task-augmented sampling and
+    elicitation requests as tasks kept in this :class:`TaskStore` (declared in the
+    capabilities as ``tasks.requests``), and answers the server's ``tasks/*`` about them; the
+    host answers the work as any :class:`ServerRequest`.
     """
 
     def __init__(
@@ -102,6 +110,7 @@ class ClientSession:
         limits: Limits | None = None,
         send_client_info: bool = True,
         accept_tasks: bool = True,
+        task_receiver: TaskStore | None = None,
     ) -> None:
         versions = tuple(versions)
         if not versions:
@@ -112,6 +121,8 @@ class ClientSession:
         self.send_client_info = send_client_info
         self.client_info = client_info
         self.capabilities: dict[str, Any] = dict(capabilities or {})
+        if task_receiver is not None:
+            self.capabilities = receiver_capabilities(self.capabilities)
         self._versions = versions
         self.state = State.IDLE
         self.protocol_version: str | None = None
@@ -138,8 +149,11 @@ class ClientSession:
         self._cache = ResponseCache()
         self._tasks = TaskRunner(self, wire, self._asks)
         self._op = Operations(self, wire, self._era, self._cache, self._inputs, self._tasks)
+        self._receiver = None if task_receiver is None else \
+            TaskReceiver(wire, self._asks, task_receiver)
+        self._elicitations = ElicitationTracker()
         self._inbox = Inbox(self, wire, self._era, self._asks, self._subs, self._cache,
-                            self._tasks)
+                            self._tasks, self._receiver, self._elicitations)
 
     # -- pump -------------------------------------------------------------------------------
 
@@ -234,6 +248,10 @@ class ClientSession:
             other = self._tasks.soonest()
             if other is not None and (deadline is None or other < deadline):
                 deadline = other
+        if self._receiver is not None:
+            other = self._receiver.next_deadline()
+            if other is not None and (deadline is None or other < deadline):
+                deadline = other
         return deadline
 
     def handle_timeout(self, now: float) -> None:
@@ -244,6 +262,8 @@ class ClientSession:
         self._era.due(now)
         self._inputs.due(now)
         self._tasks.due(now)
+        if self._receiver is not None:
+            self._receiver.handle_timeout(now)
         for p in self._wire.expired(now):
             error = p.timeout_error()
             p.answer.on_abandon(p, error, str(error))
@@ -636,8 +656,13 @@ class ClientSession:
             return self._inputs.answer(request_id, result, now)
         if request_id in self._tasks.inputs:
             return self._tasks.input_answer(request_id, result, now)
-        return self._asks.answer(request_id, {"jsonrpc": "2.0", "id": request_id,
+        receiver = self._receiver
+        if receiver is not None and receiver.owns(request_id):
+            return receiver.complete(request_id, result, self._wire.now if now is None else now)
+        sent = self._asks.answer(request_id, {"jsonrpc": "2.0", "id": request_id,
                                               "result": result})
+        self._inbox.url_answered(request_id, result.get("action"))
+        return sent
 
     def respond_error(self, request_id: RequestId, code: int, message: str,
                       data: Any = None) -> bool:
@@ -650,6 +675,10 @@ class ClientSession:
             return self._tasks.input_refused(request_id, code, message, data)
         if request_id in self._inputs:
             return self._inputs.refused(request_id, code, message, data)
+        receiver = self._receiver
+        if receiver is not None and receiver.owns(request_id):
+            return receiver.fail(request_id, code, message, data, self._wire.now)
+        self._inbox.url_answered(request_id, "cancel")
         error: dict[str, Any] = {"code": code, "message": message}
         if data is not None:
             error["data"] = data
@@ -786,6 +815,8 @@ class ClientSession:
         self._inputs.shutdown(fail_with)
         self._tasks.shutdown(fail_with, done)
         self._subs.shutdown(fail_with)
+        if self._receiver is not None:
+            self._receiver.session_ended(str(fail_with))
         wire.clear()
         self._asks.clear()
         if failed_init:

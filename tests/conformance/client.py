@@ -16,7 +16,6 @@ scenarios that test a refusal allow that exit).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -38,7 +37,7 @@ from mcp_proto_io.threads import (  # noqa: E402
     connect_http,
 )
 
-from mcp_proto import AuthorizationError, TextResourceContents  # noqa: E402
+from mcp_proto import AuthorizationError, SkillVerificationError  # noqa: E402
 
 TIMEOUT = 20.0  # seconds per request; the harness gives the whole client 30 s
 
@@ -169,75 +168,24 @@ def json_schema_preservation(client: HttpClient) -> None:
     client.call_tool("json_schema_echo", {"schema": focal.input_schema})
 
 
-# Skills extension (SEP-2640).  The library has no skills API: the host's logic lives here.
-
-SKILLS = "io.modelcontextprotocol/skills"
-
-
-def list_skills(client: HttpClient) -> list[dict[str, Any]]:
-    extensions = client.capabilities.get("extensions") or {}
-    if SKILLS not in extensions:
-        raise ScenarioFailed(f"server does not declare the {SKILLS} extension")
-    return list(client.send_request("skills/list", {}).get("skills") or [])
-
-
-def frontmatter(text: str) -> dict[str, str]:
-    """The flat ``key: value`` YAML frontmatter of a SKILL.md (enough for these skills)."""
-    lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
-        raise ScenarioFailed("SKILL.md has no frontmatter")
-    found: dict[str, str] = {}
-    for line in lines[1:]:
-        if line.strip() == "---":
-            return found
-        key, sep, value = line.partition(":")
-        if sep:
-            found[key.strip()] = value.strip().strip("\"'")
-    raise ScenarioFailed("SKILL.md frontmatter is not closed")
-
-
-def fetch_verified(client: HttpClient, entry: dict[str, Any]) -> str:
-    """Read a skill file and check it against its listed ``size`` and ``digest``."""
-    uri = entry["uri"]
-    contents = client.read_resource(uri).contents
-    text = next((c.text for c in contents if isinstance(c, TextResourceContents)), None)
-    if text is None:
-        raise ScenarioFailed(f"{uri}: no text content")
-    data = text.encode("utf-8")
-    if "size" in entry and len(data) != entry["size"]:
-        raise ScenarioFailed(f"{uri}: {len(data)} bytes, the entry says {entry['size']}")
-    digest = entry.get("digest")
-    if digest is not None:
-        algo, _, want = str(digest).partition(":")
-        if algo != "sha256" or hashlib.sha256(data).hexdigest() != want:
-            raise ScenarioFailed(f"{uri}: digest mismatch ({digest})")
-    return text
-
-
-def load_skill(client: HttpClient, skill: dict[str, Any]) -> None:
-    """Load a skill: its verified SKILL.md, whose frontmatter must match the entry, then the
-    rest of its files (verified too)."""
-    files = {r["uri"]: r for r in skill.get("resources") or []}
-    main = files.pop(skill["uri"], {"uri": skill["uri"]})
-    got = frontmatter(fetch_verified(client, main))
-    for key, want in (skill.get("frontmatter") or {}).items():
-        if got.get(key) != want:
-            raise ScenarioFailed(f"{skill['uri']}: frontmatter {key} is {got.get(key)!r}, "
-                                 f"the entry says {want!r}")
-    for entry in files.values():
-        fetch_verified(client, entry)
+# Skills extension (SEP-2640), through the library's skills API: listing reads nothing; loading
+# a skill reads its SKILL.md, checks its size, digest and frontmatter against the entry, and only
+# then reads the files the entry lists (each checked too).
 
 
 def skills_no_prefetch(client: HttpClient) -> None:
-    list_skills(client)  # listing alone must not read any skill file
+    client.list_skills()  # listing alone must not read any skill file
 
 
 def skills_verify(client: HttpClient) -> None:
-    for skill in list_skills(client):
+    for skill in client.list_skills():
         try:
-            load_skill(client, skill)
-        except ScenarioFailed as exc:  # the tampered skill is refused: that is the point
-            print(f"skill refused: {exc}", file=sys.stderr)
+            loaded = client.read_skill(skill)
+            for file in skill.files or ():
+                if file.uri != skill.uri:
+                    client.read_skill_file(loaded, file.path)
+        except SkillVerificationError as exc:  # the tampered skill is refused: the point
+            print(f"skill refused: {type(exc).__name__}: {exc}", file=sys.stderr)
 
 
 # Authorization (auth/*).  The host's choices: its name, a client ID metadata document URL (the

@@ -8,10 +8,18 @@ and its connection classes.
 
 from __future__ import annotations
 
+import inspect
+import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from mcp_proto import ConnectionClosed, LocalProtocolError, Ready
+from mcp_proto import (
+    ConnectionClosed,
+    LocalProtocolError,
+    Ready,
+    UrlElicitation,
+    url_elicitation_result,
+)
 
 from .._client import (
     ClientOptions,
@@ -255,6 +263,31 @@ class AsyncClientBase(AsyncClientFace, ClientOptions):
                               on_status: StatusCallback | None) -> _V:
         conn = await self._connection()
         return await conn.call(op, total, on_progress, on_status)
+
+    async def _offer_url(self, elicitation: UrlElicitation) -> str | None:
+        handler = self._handlers.url_elicitation
+        if handler is None:
+            return None
+        action = handler(elicitation.with_server(self.label))
+        if inspect.isawaitable(action):
+            action = await action
+        return str(url_elicitation_result(action)["action"])
+
+    async def _elicitations_done(self, ids: list[str], timeout: float) -> bool:
+        done = self._elicitations
+        deadline = time.monotonic() + timeout
+        for elicitation_id in ids:
+            while not done.is_done(elicitation_id):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                event = self._rt.event()
+                done.watch([elicitation_id], event)
+                try:
+                    await self._rt.wait_event(event, left)
+                finally:
+                    done.unwatch([elicitation_id], event)
+        return True
 
 
 

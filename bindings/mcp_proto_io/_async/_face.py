@@ -22,21 +22,36 @@ from mcp_proto import (
     CompleteResult,
     GetPromptResult,
     Implementation,
+    LoadedSkill,
     Prompt,
     ReadResourceResult,
     Ready,
     Resource,
     ResourceTemplate,
+    Skill,
+    SkillContent,
+    SkillTooLarge,
     Task,
     Tool,
+    UnknownSkill,
+    UrlElicitation,
+    UrlElicitationRequired,
+    find_skill,
+    resolve_skill_path,
+    skill_contents_bytes,
+    skill_file,
 )
 
 from .._client import Operation
 from .._handlers import ProgressCallback, StatusCallback
 
-__all__ = ["AsyncClientFace", "LiveConnection"]
+__all__ = ["MAX_URL_ELICITATION_ROUNDS", "AsyncClientFace", "LiveConnection"]
 
 _V = TypeVar("_V")  # the value type of an operation (its handle says it)
+
+#: Times one call is sent again after ``-32042`` (``retry_url_elicitation=True``): a server
+#: that keeps asking for new URLs must not keep the call, and the user, in a loop.
+MAX_URL_ELICITATION_ROUNDS = 3
 
 
 class LiveConnection(Protocol):
@@ -73,6 +88,17 @@ class AsyncClientFace:
                    on_status: StatusCallback | None = None) -> _V:
         """Start ``op(session, now, total)`` on the live connection and return its value."""
         raise NotImplementedError
+
+    async def _offer_url(self, elicitation: UrlElicitation) -> str | None:
+        """The host's answer to a URL elicitation a ``-32042`` named (None: no handler)."""
+        raise NotImplementedError
+
+    async def _elicitations_done(self, ids: list[str], timeout: float) -> bool:
+        """Wait until the server completed every one of ``ids``; False after ``timeout``."""
+        raise NotImplementedError
+
+    _retry_url_elicitation: bool
+    _timeout: float
 
     # -- what the handshake said -------------------------------------------------------------
 
@@ -126,6 +152,11 @@ class AsyncClientFace:
         - :class:`RemoteProtocolError` (:class:`MessageTooLarge` among them): the answer to
           this call broke the protocol or was over the size limit; only this call fails.
         - :class:`TaskCancelled` or the task's error: a call that ran as a task.
+        - :class:`UrlElicitationRequired` (-32042, 2025-11-25): the server needs the user to
+          open URLs first.  Each is offered to ``on_url_elicitation`` first (its answers in
+          ``actions``); with ``retry_url_elicitation=True`` the call is sent again once the
+          user accepted all and the server said each is complete (at most
+          :data:`MAX_URL_ELICITATION_ROUNDS` times); otherwise the caller retries.
         - When this call starts the server (the first call, or the next one after an exit):
           what :meth:`connect` raises; over HTTP also :class:`AuthorizationError` subclasses.
         - :class:`LocalProtocolError`: a misuse (a call from a callback that would deadlock,
@@ -147,13 +178,40 @@ class AsyncClientFace:
         if (conn is None or conn.closed or conn.session.task_support_unknown(name)) \
                 and (await self._live()).session.task_support_unknown(name):
             await self.list_tools(timeout=timeout)  # TK-01: learn whether it must be a task
-        return await self._run(
-            timeout,
-            lambda s, now, t: s.call_tool(name, arguments, now=now, timeout=t,
-                                          idle_timeout=idle_timeout,
-                                          progress=on_progress is not None,
-                                          task=task, task_ttl=task_ttl),
-            on_progress, on_task_status)
+        rounds = 0
+        while True:
+            try:
+                return await self._run(
+                    timeout,
+                    lambda s, now, t: s.call_tool(name, arguments, now=now, timeout=t,
+                                                  idle_timeout=idle_timeout,
+                                                  progress=on_progress is not None,
+                                                  task=task, task_ttl=task_ttl),
+                    on_progress, on_task_status)
+            except UrlElicitationRequired as exc:
+                rounds += 1
+                if not await self._url_required(exc, rounds, timeout):
+                    raise
+
+    async def _url_required(self, exc: UrlElicitationRequired, rounds: int,
+                            timeout: float | None) -> bool:
+        """A call got ``-32042``: offer each URL elicitation it names to the host's handler
+        (their answers go in ``exc.actions``); True when the call is to be sent again: the
+        client retries (``retry_url_elicitation``), the user accepted every one, the server
+        said each is complete within ``timeout``, and the rounds are not used up."""
+        accepted = bool(exc.elicitations)
+        for elicitation in exc.elicitations:
+            action = await self._offer_url(elicitation)
+            if action is None:
+                return False
+            if elicitation.elicitation_id is not None:
+                exc.actions[elicitation.elicitation_id] = action
+            accepted = accepted and action == "accept"
+        if not (accepted and self._retry_url_elicitation
+                and rounds <= MAX_URL_ELICITATION_ROUNDS):
+            return False
+        ids = [e.elicitation_id for e in exc.elicitations if e.elicitation_id is not None]
+        return await self._elicitations_done(ids, self._timeout if timeout is None else timeout)
 
     async def resume_task(self, task_id: str, *, timeout: float | None = None,
                           on_task_status: StatusCallback | None = None) -> CallToolResult:
@@ -206,6 +264,72 @@ class AsyncClientFace:
         """A prompt, with ``arguments`` filled in."""
         return await self._run(
             timeout, lambda s, now, t: s.get_prompt(name, arguments, now=now, timeout=t))
+
+    async def list_skills(self, *, timeout: float | None = None) -> list[Skill]:
+        """Every skill the server lists (SEP-2640 ``skills/list``, all pages): name,
+        description, frontmatter and files (size and digest) as listed; nothing is read.
+        ``[]`` when the server did not declare the skills extension.  An invalid entry is left
+        out (a :class:`BadMessage` reports it); a listing may be partial (:meth:`get_skill`)."""
+        return await self._run(timeout, lambda s, now, t: s.list_skills(now=now, timeout=t))
+
+    async def get_skill(self, uri: str, *, timeout: float | None = None) -> Skill:
+        """The entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``), listed or
+        not.  Raises :class:`RpcError` (-32602) when the server serves no skill there,
+        :class:`LocalProtocolError` without the extension."""
+        return await self._run(timeout,
+                               lambda s, now, t: s.get_skill(uri, now=now, timeout=t))
+
+    async def read_skill(self, skill: Skill | str, *,
+                         timeout: float | None = None) -> LoadedSkill:
+        """Load a skill: read its ``SKILL.md`` (only now: never at listing), check its size
+        and digest against the entry, parse its frontmatter and check it field by field.
+
+        ``skill`` is an entry, or a name or URI looked up in :meth:`list_skills` (a URI not
+        listed is confirmed with :meth:`get_skill`).  Raises :class:`UnknownSkill`,
+        :class:`AmbiguousSkill` (a name several listed skills share: pass the URI),
+        :class:`SkillTooLarge` (over the extension's limits), a
+        :class:`SkillVerificationError` (:class:`SkillSizeMismatch`,
+        :class:`SkillDigestMismatch`, :class:`SkillFrontmatterMismatch` naming the field):
+        the content is not used; refresh the entry (:meth:`get_skill`) to recover from a
+        stale one."""
+        entry = await self._skill_entry(skill, timeout)
+        if entry.too_large is not None:
+            raise SkillTooLarge(entry.uri, entry.too_large)
+        return LoadedSkill.of(await self.read_skill_file(entry, entry.uri, timeout=timeout))
+
+    async def read_skill_file(self, skill: Skill | LoadedSkill, path: str, *,
+                              timeout: float | None = None) -> SkillContent:
+        """Read one file of a skill: ``path`` relative to its root (``references/FORMS.md``)
+        or its URI, only if the entry lists it, checked against the entry's size and digest
+        before anything is returned (a dynamic skill's, which has no digests, within the
+        extension's size limit).  Raises :class:`SkillFileNotListed` (unlisted: a
+        verification failure), :class:`InvalidSkillPath` (outside the skill),
+        :class:`SkillSizeMismatch`, :class:`SkillDigestMismatch`, :class:`SkillFileError`
+        (no content for the URI) and the errors of :meth:`read_resource`."""
+        entry = skill.skill if isinstance(skill, LoadedSkill) else skill
+        uri = resolve_skill_path(entry, path) if entry.dynamic else skill_file(entry, path).uri
+        result = await self.read_resource(uri, timeout=timeout)
+        return SkillContent.read(entry, uri, skill_contents_bytes(result, uri))
+
+    async def read_skill_directory(self, uri: str, *,
+                                   timeout: float | None = None) -> list[Resource]:
+        """The children of a directory resource (``resources/directory/read``, all pages):
+        a live view that may differ from a skill's entry, which stays authoritative for what
+        may be read.  Raises :class:`LocalProtocolError` unless the server declared
+        ``directoryRead``."""
+        return await self._run(timeout,
+                               lambda s, now, t: s.read_directory(uri, now=now, timeout=t))
+
+    async def _skill_entry(self, skill: Skill | str, timeout: float | None) -> Skill:
+        if isinstance(skill, Skill):
+            return skill
+        listed = await self.list_skills(timeout=timeout)
+        try:
+            return find_skill(listed, skill)
+        except UnknownSkill:
+            if "://" not in skill:
+                raise
+        return await self.get_skill(skill, timeout=timeout)  # a URI the listing left out
 
     async def complete(self, ref: dict[str, Any], argument_name: str, argument_value: str, *,
                        context_arguments: dict[str, str] | None = None,

@@ -24,6 +24,7 @@ from mcp_proto import (
     Completed,
     ConnectionClosed,
     ConnectionLost,
+    ElicitationComplete,
     Event,
     Failed,
     LocalProtocolError,
@@ -351,6 +352,8 @@ class AsyncPump(Connection):
             else:
                 if t is Closed:
                     self.closed = True
+                elif t is ElicitationComplete:  # a call waiting to retry after -32042
+                    client._elicitations.done(event.elicitation_id)  # type: ignore[union-attr]
                 elif t is LogMessage:
                     client._observer.server_log(event)  # type: ignore[arg-type]
                 elif t is ServerRequestCancelled:  # stop asking the user

@@ -7,10 +7,18 @@ their ``__module__`` names).
 
 from __future__ import annotations
 
+import inspect
 import threading
+import time
 from typing import TYPE_CHECKING, TypeVar
 
-from mcp_proto import ConnectionClosed, Ready
+from mcp_proto import (
+    ConnectionClosed,
+    LocalProtocolError,
+    Ready,
+    UrlElicitation,
+    url_elicitation_result,
+)
 
 from .._client import (
     ClientOptions,
@@ -148,6 +156,35 @@ class ClientBase(ClientFace, ClientOptions):
         """Start ``op(session, now, timeout)`` on the live connection and wait for its value."""
         return self._connection().call(op, self._timeout if timeout is None else timeout,
                                        on_progress, on_status)
+
+    def _offer_url(self, elicitation: UrlElicitation) -> str | None:
+        handler = self._handlers.url_elicitation
+        if handler is None:
+            return None
+        action = handler(elicitation.with_server(self.label))
+        if inspect.isawaitable(action):
+            close = getattr(action, "close", None)
+            if close is not None:
+                close()  # never awaited: no "coroutine was never awaited" warning
+            raise LocalProtocolError("the threads binding cannot await an async "
+                                     "on_url_elicitation handler; pass a plain function")
+        return str(url_elicitation_result(action)["action"])
+
+    def _elicitations_done(self, ids: list[str], timeout: float) -> bool:
+        done = self._elicitations
+        deadline = time.monotonic() + timeout
+        for elicitation_id in ids:
+            while not done.is_done(elicitation_id):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                event = threading.Event()
+                done.watch([elicitation_id], event)
+                try:
+                    event.wait(left)
+                finally:
+                    done.unwatch([elicitation_id], event)
+        return True
 
 
 class Client(StdioOptions, ClientBase):

@@ -19,6 +19,7 @@ from mcp_proto import (
     Closed,
     Completed,
     ConnectionLost,
+    ElicitationComplete,
     Event,
     Failed,
     LocalProtocolError,
@@ -230,6 +231,8 @@ class Pump(Connection):
             else:
                 if t is LogMessage:
                     client._observer.server_log(event)  # type: ignore[arg-type]
+                elif t is ElicitationComplete:  # a call waiting to retry after -32042
+                    client._elicitations.done(event.elicitation_id)  # type: ignore[union-attr]
                 if client._on_notification is not None and (self.ready or t is not Closed):
                     # A connection that never became Ready (a failed probe the client
                     # recovers from, a handshake that failed and raised) ends without

@@ -50,6 +50,7 @@ from mcp_proto.host import (
 from ..host._config_files import find_config, load_config, save_config
 from ..threads import Host, connect_config
 from ._args import CLIENT_INFO, UsageError, key_values
+from ._elicit import TerminalUrlElicitation
 from ._show import (
     era_word,
     first_line,
@@ -270,7 +271,8 @@ def run_host(args: argparse.Namespace, out: TextIO, status: StatusLine) -> int:
     host = connect_config(config, timeout=args.timeout, restart=None,
                           client_info=CLIENT_INFO,
                           start="lazy" if args.cmd in LAZY else "eager",
-                          log_level=VERBOSE_LOG_LEVEL if args.verbose else None)
+                          log_level=VERBOSE_LOG_LEVEL if args.verbose else None,
+                          on_url_elicitation=TerminalUrlElicitation(sys.stderr, sys.stdin))
     try:
         with WaitingLine(host.servers, status):
             host.open()

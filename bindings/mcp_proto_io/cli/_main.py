@@ -56,6 +56,7 @@ from mcp_proto import (
     RpcError,
     ServerExited,
     TextResourceContents,
+    UrlElicitationRequired,
 )
 from mcp_proto.host import ConfigError, SchemaError, normalize_schema, redact_url
 
@@ -72,6 +73,7 @@ from ._args import (
     version_text,
 )
 from ._auth import add_auth_commands, run_auth_command, stored_auth
+from ._elicit import TerminalUrlElicitation
 from ._host import (
     VERBOSE_LOG_LEVEL,
     add_config_command,
@@ -171,10 +173,12 @@ def _connect(args: argparse.Namespace, command: list[str]) -> _ClientBase:
                 raise UsageError(f"--header takes NAME:VALUE, got {item!r}")
             headers[name.strip()] = value.strip()
         return connect_http(args.url, headers=headers, timeout=args.timeout,
-                            client_info=CLIENT_INFO, auth=stored_auth(args))
+                            client_info=CLIENT_INFO, auth=stored_auth(args),
+                            on_url_elicitation=TerminalUrlElicitation(sys.stderr, sys.stdin))
     return connect_stdio(command, env=key_values(args.env, "--env") or None, cwd=args.cwd,
                          timeout=args.timeout, client_info=CLIENT_INFO,
-                         label=stdio_label(command))
+                         label=stdio_label(command),
+                         on_url_elicitation=TerminalUrlElicitation(sys.stderr, sys.stdin))
 
 
 def _heading(client: _ClientBase, out: TextIO) -> None:
@@ -408,6 +412,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return 1
     except ConfigError as exc:
         sys.stderr.write(f"mcp-proto: {config_error_text(exc)}\n")
+        return 1
+    except UrlElicitationRequired as exc:  # each URL was shown (and asked about) already
+        urls = ", ".join(e.url for e in exc.elicitations) or "none valid"
+        sys.stderr.write(redact_url(f"mcp-proto: the server needs you to open a URL first "
+                                    f"({urls}); run the command again once done") + "\n")
         return 1
     except MCPError as exc:  # a URL's query values redacted here too (a key may be there)
         sys.stderr.write(f"mcp-proto: {redact_url(f'{type(exc).__name__}: {exc}')}\n")

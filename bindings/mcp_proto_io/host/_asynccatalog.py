@@ -21,11 +21,19 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mcp_proto import GetPromptResult, ReadResourceResult, RequestTimeout
+from mcp_proto import (
+    GetPromptResult,
+    LoadedSkill,
+    ReadResourceResult,
+    RequestTimeout,
+    SkillContent,
+    UnknownSkill,
+)
 from mcp_proto.host import (
     HostPrompt,
     HostResource,
     HostResourceTemplate,
+    HostSkill,
     ServerUnavailable,
     UnknownPrompt,
     UnknownResource,
@@ -39,8 +47,10 @@ from ._common import LIFECYCLE, failure
 
 __all__ = ["AsyncCatalogBase"]
 
-#: What each listing asks a server, and the capability it needs.
-_CAPABILITY = {"resources": "resources", "templates": "resources", "prompts": "prompts"}
+#: What each listing asks a server, and the capability it needs (skills: the extension,
+#: which a server without it answers with no skills and no request).
+_CAPABILITY = {"resources": "resources", "templates": "resources", "prompts": "prompts",
+               "skills": "extensions"}
 
 
 class AsyncCatalogBase(AsyncHostBase):
@@ -67,6 +77,8 @@ class AsyncCatalogBase(AsyncHostBase):
             return await client.list_resources(timeout=timeout)
         if kind == "templates":
             return await client.list_resource_templates(timeout=timeout)
+        if kind == "skills":
+            return await client.list_skills(timeout=timeout)
         return await client.list_prompts(timeout=timeout)
 
     async def _fetch_one(self, kind: str, name: str, client: AsyncClientBase, until: float,
@@ -285,3 +297,57 @@ class AsyncCatalogBase(AsyncHostBase):
         else:
             reason = status.error
         return ServerUnavailable(sole, status.state, status.next_start_at, reason)
+
+    # -- skills (SEP-2640) --------------------------------------------------------------------
+
+    async def list_skills(self, *, timeout: float | None = None) -> list[HostSkill]:
+        """Every skill of every server that declares the skills extension, under public names
+        (the server's name, the naming policy's separator, the skill's name; where one server
+        lists two skills of one name, each by its path), sorted.  Nothing is read: a skill's
+        files are read when it is loaded (:meth:`read_skill`).  Starts and lists as
+        :meth:`list_resources`; ``timeout`` and the servers left out as there."""
+        answered = await self._list_each(("skills",), None, self._until(timeout))
+        with self._guard:
+            return self._catalog.skills(answered["skills"])
+
+    async def _skill(self, name: str, until: float) -> HostSkill:
+        """The listed skill whose public name is ``name`` (every server listed first when no
+        listing has it); :class:`~mcp_proto.UnknownSkill` when none has."""
+        for attempt in range(2):
+            with self._guard:
+                self._check_open()
+                found = self._catalog.skill(name, self._core.names())
+            if found is not None:
+                return found
+            if attempt == 0:
+                await self._list_each(("skills",), None, until)
+        raise UnknownSkill(f"no server lists a skill named {name[:200]!r}")
+
+    async def read_skill(self, name: str, *, timeout: float | None = None) -> LoadedSkill:
+        """Load the skill whose public name is ``name`` from the server that listed it (and
+        no other): its ``SKILL.md`` read now, its size, digest and frontmatter checked
+        against the entry.  Raises :class:`~mcp_proto.UnknownSkill`, the
+        :class:`~mcp_proto.SkillVerificationError` subclasses and
+        :class:`~mcp_proto.SkillTooLarge` of the client's :meth:`read_skill`, and what the
+        server's client raises."""
+        return (await self._load_skill(name, timeout))[1]
+
+    async def _load_skill(self, name: str, timeout: float | None
+                          ) -> tuple[HostSkill, LoadedSkill]:
+        until = self._until(timeout)
+        skill = await self._skill(name, until)
+        client = await self._in_use(skill.server, timeout, until)
+        return skill, await client.read_skill(
+            skill.skill, timeout=self._left(until, "resources/read", timeout))
+
+    async def read_skill_file(self, name: str, path: str, *,
+                              timeout: float | None = None) -> SkillContent:
+        """One file of the skill ``name`` (``path`` relative to its root, or its URI), read
+        from the skill's own server only if its entry lists the file, checked against the
+        entry's size and digest.  Raises as the client's :meth:`read_skill_file`."""
+        until = self._until(timeout)
+        skill = await self._skill(name, until)
+        client = await self._in_use(skill.server, timeout, until)
+        return await client.read_skill_file(skill.skill, path,
+                                            timeout=self._left(until, "resources/read",
+                                                               timeout))

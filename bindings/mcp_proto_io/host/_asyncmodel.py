@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mcp_proto import CallToolResult, MCPError
+from mcp_proto import CallToolResult, MCPError, SkillFileError
 from mcp_proto.host import (
     CONTENT_TARGETS,
     DEFAULT_INSTRUCTIONS_CHARS,
@@ -59,6 +59,10 @@ from mcp_proto.host import (
     resource_listing,
     resource_result,
     search_result,
+    skill_file_text,
+    skill_instructions,
+    skill_listing,
+    text_result,
     to_provider_content,
     tool_definition,
 )
@@ -87,7 +91,8 @@ MAX_DEFINITION_SETS = 16
 MAX_PAGE_FITS = 8
 
 #: The meta-tools :meth:`AsyncModelBase._run_context` runs.
-_CONTEXT_KINDS = frozenset({"search", "read_result", "resources", "read_resource", "prompt"})
+_CONTEXT_KINDS = frozenset({"search", "read_result", "resources", "read_resource", "prompt",
+                            "skills", "load_skill", "read_skill_file"})
 
 
 class AsyncModelBase(AsyncCatalogBase):
@@ -473,6 +478,30 @@ class AsyncModelBase(AsyncCatalogBase):
             assert request.uri is not None
             return resource_result(await self.read_resource(
                 request.uri, server=request.server, timeout=request.timeout))
-        assert kind == "prompt" and request.tool is not None
-        return prompt_result(await self.get_prompt(request.tool, request.arguments or None,
-                                                   timeout=request.timeout))
+        if kind == "prompt":
+            assert request.tool is not None
+            return prompt_result(await self.get_prompt(request.tool, request.arguments or None,
+                                                       timeout=request.timeout))
+        return await self._run_skill(request)
+
+    async def _run_skill(self, request: MetaRequest) -> CallToolResult:
+        """``mcp_list_skills``, ``mcp_load_skill`` and ``mcp_read_skill_file``: each skill
+        read from its own server, verified, its origin named."""
+        kind = request.kind
+        if kind == "skills":
+            skills = await self.list_skills(timeout=request.timeout)
+            if request.server is not None:
+                skills = [s for s in skills if s.server == request.server]
+            return text_result(skill_listing(skills))
+        assert request.skill is not None
+        if kind == "load_skill":
+            found, loaded = await self._load_skill(request.skill, request.timeout)
+            return text_result(skill_instructions(found, loaded.text))
+        assert kind == "read_skill_file" and request.path is not None
+        content = await self.read_skill_file(request.skill, request.path,
+                                             timeout=request.timeout)
+        try:
+            text = content.text
+        except SkillFileError:
+            raise MetaToolError(f"{request.path} is not a text file") from None
+        return text_result(skill_file_text(request.skill, content, text))

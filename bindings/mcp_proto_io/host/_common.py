@@ -56,7 +56,7 @@ from mcp_proto.host import (
     redact_url,
 )
 
-from .._handlers import RootsSource
+from .._handlers import RootsSource, UrlElicitationHandler
 from .._logs import LIFECYCLE
 from ..auth import OAuth
 from ..auth._store import TokenStore
@@ -203,6 +203,12 @@ class HostOptions:
     call names none (None: no budget)."""
     result_store: ResultStore | None = None
     """Where cut results are kept for ``mcp_read_result`` (None: a default store)."""
+    on_url_elicitation: UrlElicitationHandler | None = None
+    """URL-mode elicitations of every server (each names its server); None: not declared."""
+    retry_url_elicitation: bool = False
+    """Send a call again after -32042 once the user accepted and the server completed."""
+    task_receiver: bool = False
+    """Each server's client runs the server's task-augmented requests as tasks."""
 
 
 def server_auth(spec: ServerSpec, options: HostOptions) -> OAuth | None:
@@ -255,6 +261,11 @@ def client_arguments(spec: ServerSpec, options: HostOptions,
         kwargs["on_sampling"] = functools.partial(options.on_sampling, spec.name)
     if options.on_elicitation is not None:
         kwargs["on_elicitation"] = functools.partial(options.on_elicitation, spec.name)
+    if options.on_url_elicitation is not None:
+        kwargs["on_url_elicitation"] = options.on_url_elicitation
+        kwargs["retry_url_elicitation"] = options.retry_url_elicitation
+    if options.task_receiver:
+        kwargs["task_receiver"] = True
     if spec.transport == "stdio":
         kwargs["env"] = dict(spec.env) or None
         kwargs["cwd"] = spec.cwd
@@ -300,7 +311,10 @@ class ConnectConfig(Protocol[_H_co]):
                  approval: ApprovalPolicy | ApprovalCallback | None = None,
                  validate: Validation | bool | None = None,
                  budget: Budget | None = None,
-                 result_store: ResultStore | None = None) -> _H_co: ...
+                 result_store: ResultStore | None = None,
+                 on_url_elicitation: UrlElicitationHandler | None = None,
+                 retry_url_elicitation: bool = False,
+                 task_receiver: bool = False) -> _H_co: ...
 
 
 def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfig[_H]:
@@ -328,7 +342,10 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
                        approval: ApprovalPolicy | ApprovalCallback | None = None,
                        validate: Validation | bool | None = None,
                        budget: Budget | None = None,
-                       result_store: ResultStore | None = None) -> _H:
+                       result_store: ResultStore | None = None,
+                       on_url_elicitation: UrlElicitationHandler | None = None,
+                       retry_url_elicitation: bool = False,
+                       task_receiver: bool = False) -> _H:
         """A Host for every server of a config; use it in a ``with`` block (``async with``
         on asyncio and trio).
 
@@ -374,6 +391,13 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
         validator); ``budget`` (a :class:`~mcp_proto.host.Budget`) bounds each result on
         the model's paths (``call_tool(provider=...)``, :meth:`call_meta_tool`), the whole
         result kept in ``result_store`` for ``mcp_read_result``.
+
+        Protocol currency: ``on_url_elicitation(UrlElicitation)`` (its ``server`` is the
+        server's name) answers URL-mode elicitations of every server with ``"accept"`` /
+        ``"decline"`` / ``"cancel"`` (the library never opens a URL); with
+        ``retry_url_elicitation`` a call that got -32042 is sent again once the user accepted
+        and the server completed.  ``task_receiver=True`` lets 2025-11-25 servers run their
+        sampling and elicitation requests as tasks the client keeps (section 9.1).
         """
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {log_level!r}; use one of "
@@ -393,7 +417,10 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
                               start=start, on_stderr=on_stderr, on_trace=on_trace,
                               log_level=log_level, approval=as_policy(approval),
                               validation=as_validation(validate), budget=budget,
-                              result_store=result_store)
+                              result_store=result_store,
+                              on_url_elicitation=on_url_elicitation,
+                              retry_url_elicitation=retry_url_elicitation,
+                              task_receiver=bool(task_receiver))
         return cls(config, options)
 
     return connect_config
