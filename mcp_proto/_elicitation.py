@@ -12,6 +12,8 @@ The library never opens a URL: showing it, and the user opening it, is the host'
 
 from __future__ import annotations
 
+import ipaddress
+import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -24,6 +26,7 @@ __all__ = [
     "MAX_ELICITATION_ID",
     "MAX_ELICITATION_URL",
     "MAX_PENDING_ELICITATIONS",
+    "MAX_URL_ELICITATIONS_PER_ERROR",
     "URL_ELICITATION_REQUIRED",
     "ElicitationTracker",
     "InvalidUrlElicitation",
@@ -44,8 +47,14 @@ MAX_ELICITATION_URL = 8192
 MAX_ELICITATION_ID = 256
 #: Pending ids remembered per session: a server naming thousands must not grow memory.
 MAX_PENDING_ELICITATIONS = 256
+#: URL elicitations read from one -32042 (the rest are counted as invalid, never shown): each
+#: is a question to the user, and a server naming dozens must not make the client ask them
+#: one after another; real flows name one or two (a sign-in, a payment).
+MAX_URL_ELICITATIONS_PER_ERROR = 8
 #: What a user may be sent to: the web, never ``javascript:``, ``file:`` or ``data:``.
 _SCHEMES = frozenset({"https", "http"})
+#: The bidirectional controls: in a URL shown to a person they reorder what is read.
+_BIDI = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 class InvalidUrlElicitation(RemoteProtocolError):
@@ -79,18 +88,41 @@ class UrlElicitation:
         return replace(self, server=name)
 
 
-def _host(hostname: str) -> tuple[str, bool]:
+def _name_chars(host: str) -> bool:
+    """Whether ``host`` is only what a domain name holds as a browser reads it: letters,
+    digits (of any script), combining marks, ``-`` and ``.``.  Anything else (``%``, which a
+    browser decodes, ``\\``, which it reads as ``/``, ``_``, a fraction slash or an
+    ideographic full stop that renders as a dot) would make the name shown differ from
+    the one visited."""
+    return all(c in "-." or (c.isascii() and c.isalnum())
+               or (not c.isascii() and unicodedata.category(c)[0] in "LMN") for c in host)
+
+
+def _host(hostname: str, bracketed: bool) -> tuple[str, bool]:
     """The host as a person reads it (IDNA labels decoded), and whether it is
     internationalized: an ``xn--`` label or a character outside ASCII (either can imitate
-    another name, so the UI warns)."""
-    if not hostname.isascii():
-        return hostname, True
-    if not any(label.startswith("xn--") for label in hostname.split(".")):
+    another name, so the UI warns).  Raises :class:`InvalidUrlElicitation` for a host a
+    browser would read as another: one with a character no domain name has (after IDNA
+    decoding), or a bracketed literal that is not an IPv6 address."""
+    if bracketed:
+        try:
+            ipaddress.IPv6Address(hostname if "%" not in hostname else "")
+        except ValueError:
+            raise InvalidUrlElicitation("the URL's host is a bracketed literal that is not "
+                                        "an IPv6 address") from None
         return hostname, False
-    try:
-        return hostname.encode("ascii").decode("idna"), True
-    except (UnicodeError, ValueError):
-        return hostname, True
+    shown, puny = hostname, not hostname.isascii()
+    if not puny and any(label.startswith("xn--") for label in hostname.split(".")):
+        puny = True
+        try:
+            shown = hostname.encode("ascii").decode("idna")
+        except (UnicodeError, ValueError):
+            shown = hostname
+    if not _name_chars(shown):
+        raise InvalidUrlElicitation("the URL's host has a character no domain name has (a "
+                                    "'%', a backslash...): a browser would visit another "
+                                    "host than the one shown")
+    return shown, puny
 
 
 def parse_url_elicitation(params: dict[str, Any], *, require_id: bool) -> UrlElicitation:
@@ -99,8 +131,11 @@ def parse_url_elicitation(params: dict[str, Any], *, require_id: bool) -> UrlEli
 
     Raises :class:`InvalidUrlElicitation` naming the problem: a message that is not a
     string; a URL that is not a string, longer than :data:`MAX_ELICITATION_URL`, has spaces
-    or control characters, cannot be parsed (a bad port), is not ``https``/``http`` with a
-    host, or carries user information (``user@host`` disguises the host); an
+    or control characters (bidirectional ones included), cannot be parsed (a bad port), is
+    not ``https``/``http`` with a host, carries user information (``user@host`` disguises
+    the host), or has a host a browser would read as another (a ``%`` escape, a backslash,
+    any character but letters, digits, ``-`` and ``.`` once IDNA-decoded; a bracketed one
+    that is no IPv6 address); an
     ``elicitationId`` missing where ``require_id`` (2025-11-25), empty, not a string or
     longer than :data:`MAX_ELICITATION_ID`."""
     message = params.get("message")
@@ -111,7 +146,7 @@ def parse_url_elicitation(params: dict[str, Any], *, require_id: bool) -> UrlEli
         raise InvalidUrlElicitation("a URL elicitation must have a url string")
     if len(url) > MAX_ELICITATION_URL:
         raise InvalidUrlElicitation(f"the URL is longer than {MAX_ELICITATION_URL} characters")
-    if any(c.isspace() or ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 for c in url):
+    if any(c.isspace() or ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 or c in _BIDI for c in url):
         raise InvalidUrlElicitation("the URL has spaces or control characters")
     try:
         parts = urlsplit(url)
@@ -126,7 +161,7 @@ def parse_url_elicitation(params: dict[str, Any], *, require_id: bool) -> UrlEli
     if "@" in parts.netloc:
         raise InvalidUrlElicitation("the URL carries user information (user@host), which "
                                     "can disguise its host")
-    host, puny = _host(parts.hostname)
+    host, puny = _host(parts.hostname, parts.netloc.startswith("["))
     origin = f"{parts.scheme.lower()}://{parts.netloc.lower()}"
     del port  # read only to refuse a bad one (urlsplit raises then)
     eid = params.get("elicitationId")
@@ -143,8 +178,9 @@ def parse_url_elicitation(params: dict[str, Any], *, require_id: bool) -> UrlEli
 class UrlElicitationRequired(RpcError):
     """-32042 (2025-11-25): the request needs the user to complete URL elicitations first.
 
-    :attr:`elicitations` are the entries of ``data.elicitations`` that parse (the others are
-    counted in :attr:`invalid`, never shown); :attr:`actions` holds the user's answers once
+    :attr:`elicitations` are the entries of ``data.elicitations`` that parse, the first
+    :data:`MAX_URL_ELICITATIONS_PER_ERROR` (the others, and those past it, are counted in
+    :attr:`invalid`, never shown); :attr:`actions` holds the user's answers once
     the client offered each to the host's handler.  The call was not carried out: retry it
     once the server completed them (the client does with ``retry_url_elicitation``)."""
 
@@ -158,6 +194,8 @@ class UrlElicitationRequired(RpcError):
             try:
                 if type(item) is not dict:
                     raise InvalidUrlElicitation("not an object")
+                if len(found) >= MAX_URL_ELICITATIONS_PER_ERROR:
+                    raise InvalidUrlElicitation("one too many")
                 found.append(parse_url_elicitation(item, require_id=True))
             except InvalidUrlElicitation:
                 invalid += 1

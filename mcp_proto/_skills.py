@@ -36,6 +36,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from ._errors import LocalProtocolError, MCPError, RemoteProtocolError
 from ._frontmatter import FrontmatterError, parse_frontmatter, split_frontmatter
@@ -96,10 +97,19 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 #: Characters no URI holds (RFC 3986 has no spaces nor controls): refused, so a listing
 #: line or a log line cannot be forged through one.
 _BAD_URI_CHAR = re.compile(r"[\x00-\x20\x7f-\x9f]")
+#: A separator in disguise: a server that percent-decodes a segment (or reads ``\\`` as a
+#: separator, as Windows paths do) would see two segments where the check saw one.
+_HIDDEN_SEPARATOR = re.compile(r"\\|%2f|%5c", re.IGNORECASE)
+#: Times a segment is percent-decoded to look for a dot segment or a separator (``%252e``
+#: is ``%2e`` to a server that decodes twice): more would be a server decoding in a loop.
+_DECODINGS = 3
 
 
 def _clip(value: object, limit: int = _CLIP) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # an int past Python's digit limit, a deep nest
+        return f"<{type(value).__name__} too long to show>"
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
@@ -227,8 +237,9 @@ class SkillFileError(SkillError):
 
 class InvalidSkillPath(SkillError, ValueError):
     """A path that cannot name a file of the skill: empty, absolute, escaping its root with
-    ``..``, or a URI of another scheme or outside the skill.  A caller's (or a model's)
-    mistake: nothing is read."""
+    ``..``, with a segment a server could decode into another path (``%2e%2e``, ``%2F``,
+    ``%5C``, a backslash), or a URI of another scheme or outside the skill.  A caller's (or
+    a model's) mistake: nothing is read."""
 
 
 # -- records ----------------------------------------------------------------------------------
@@ -326,13 +337,32 @@ def _check_uri(value: object, where: str, what: str) -> str:
     return value
 
 
+def _disguised_segment(segment: str) -> bool:
+    """A segment a server could read as something else than one plain name: it holds a
+    backslash or an encoded separator (``%2F``, ``%5C``, any case), or it percent-decodes
+    (once, or again: ``%252e``) to ``.``, ``..``, a backslash or a separator."""
+    for _ in range(_DECODINGS):
+        if _HIDDEN_SEPARATOR.search(segment) or "/" in segment:
+            return True
+        if "%" not in segment:
+            return False
+        decoded = unquote(segment)
+        if decoded in ("", ".", ".."):
+            return True
+        if decoded == segment:
+            return False
+        segment = decoded
+    return "%" in segment or _HIDDEN_SEPARATOR.search(segment) is not None
+
+
 def _bad_segments(path: str, *, leading_slash: bool = False) -> bool:
-    """A path with ``.`` / ``..`` or empty segments (with ``leading_slash``, a leading
-    empty one, ``file:///``'s, aside)."""
+    """A path with ``.`` / ``..`` or empty segments, also once percent-decoded (with
+    ``leading_slash``, a leading empty one, ``file:///``'s, aside), or a segment hiding a
+    separator (a backslash, ``%2F``, ``%5C``: :func:`_disguised_segment`)."""
     parts = path.split("/")
     if leading_slash and len(parts) > 1 and parts[0] == "":
         parts = parts[1:]
-    return any(p in ("", ".", "..") for p in parts)
+    return any(p in ("", ".", "..") or _disguised_segment(p) for p in parts)
 
 
 def parse_skill(obj: object, *, where: str = "skill") -> Skill:
@@ -340,7 +370,8 @@ def parse_skill(obj: object, *, where: str = "skill") -> Skill:
     ``skill``).
 
     Raises :class:`InvalidSkillEntry` naming the problem: a ``uri`` that is no string, does
-    not end in ``/SKILL.md`` or has ``.``/``..`` segments; ``frontmatter`` not an object, or
+    not end in ``/SKILL.md`` or has ``.``/``..`` segments (percent-encoded too) or a segment
+    hiding a separator (a backslash, ``%2F``, ``%5C``); ``frontmatter`` not an object, or
     its ``name`` / ``description`` not non-empty strings; a last path segment other than the
     name; ``resources`` missing or neither a list nor ``"dynamic"``; a file without a string
     ``uri``, with a ``digest`` that is not ``sha256:`` and 64 lowercase hex digits or a
@@ -419,7 +450,9 @@ def resolve_skill_path(skill: Skill, path_or_uri: str) -> str:
     as a file system path would be) or a URI names, checked to be the skill's ``SKILL.md``
     or within its root.  No listing is consulted (for a dynamic skill this is all there
     is).  Raises :class:`InvalidSkillPath` for an empty or absolute path, one that leaves
-    the root, or a URI outside the skill (another scheme included)."""
+    the root, one with a segment a server could decode into another path (a
+    percent-encoded ``.`` or ``..``, ``%2F`` or ``%5C`` in any case, a backslash), or a URI
+    outside the skill (another scheme included)."""
     if type(path_or_uri) is not str or not path_or_uri:
         raise InvalidSkillPath(f"a file path must be a non-empty string, got "
                                f"{_clip(path_or_uri)}")
@@ -436,6 +469,9 @@ def resolve_skill_path(skill: Skill, path_or_uri: str) -> str:
                                "to the skill's root")
     if _BAD_URI_CHAR.search(path_or_uri):
         raise InvalidSkillPath(f"{_clip(path_or_uri)} holds a space or a control character")
+    if any(_disguised_segment(p) for p in path_or_uri.split("/")):
+        raise InvalidSkillPath(f"{_clip(path_or_uri)} has a percent-encoded '.' or '..' "
+                               "segment, a backslash or an encoded separator")
     norm = posixpath.normpath(path_or_uri)
     if norm in (".", "..") or norm.startswith("../") or norm.startswith("/"):
         raise InvalidSkillPath(f"{_clip(path_or_uri)} is not within the skill's root")
@@ -476,10 +512,19 @@ def find_skill(skills: Sequence[Skill], name_or_uri: str) -> Skill:
 # -- content ----------------------------------------------------------------------------------
 
 
-def skill_contents_bytes(result: ReadResourceResult, uri: str) -> bytes:
+def _max_base64(size: int) -> int:
+    """The longest base64 text of ``size`` bytes: padded, plus slack for a stray newline
+    pair a lenient encoder may leave (which strict decoding then refuses anyway)."""
+    return -(-size // 3) * 4 + 4
+
+
+def skill_contents_bytes(result: ReadResourceResult, uri: str, *,
+                         expected_size: int | None = None) -> bytes:
     """The raw bytes of ``result``'s content for ``uri``: a text's UTF-8, a blob's base64
     decoded.  Raises :class:`SkillFileError` when no content has that URI, several do, or it
-    cannot be decoded; the caller treats the file as unreadable (nothing is used)."""
+    cannot be decoded; the caller treats the file as unreadable (nothing is used).  With
+    ``expected_size`` (the listed size), a blob longer than that many bytes can encode is
+    refused before it is decoded (no memory spent on a file that is not the listed one)."""
     found = [c for c in result.contents if c.uri == uri]
     if not found:
         others = ", ".join(_clip(c.uri, 80) for c in result.contents[:3]) or "none"
@@ -488,6 +533,10 @@ def skill_contents_bytes(result: ReadResourceResult, uri: str) -> bytes:
         raise SkillFileError(uri, f"the result has {len(found)} contents for it")
     content = found[0]
     if isinstance(content, BlobResourceContents):
+        if expected_size is not None and len(content.blob) > _max_base64(expected_size):
+            raise SkillFileError(uri, f"its blob has {len(content.blob)} base64 characters, "
+                                      f"more than a file of {expected_size} bytes (as "
+                                      "listed) needs: not decoded (refresh the skill)")
         try:
             return base64.b64decode(content.blob, validate=True)
         except (binascii.Error, ValueError):
@@ -535,7 +584,9 @@ def _same(a: Any, b: Any) -> bool:
     if type(a) is bool or type(b) is bool:
         return type(a) is type(b) and a == b
     if type(a) in (int, float) and type(b) in (int, float):
-        return bool(a == b or (math.isnan(a) and math.isnan(b)))
+        if type(a) is float and type(b) is float and math.isnan(a) and math.isnan(b):
+            return True  # (never math.isnan of an int: one past a float's range overflows)
+        return bool(a == b)
     return type(a) is type(b) and (type(a) not in (list, dict) and a == b)
 
 

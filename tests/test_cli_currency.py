@@ -52,6 +52,29 @@ def test_without_a_terminal_it_declines_and_a_punycode_site_is_flagged() -> None
     assert "punycode" in err.getvalue() and "declined" in err.getvalue()
 
 
+_CONTROLS = [chr(c) for c in (*range(0x20), *range(0x7f, 0xa0))]
+_BIDI = ["\u200e", "\u200f", *map(chr, range(0x202a, 0x202f)), *map(chr, range(0x2066, 0x206a))]
+
+
+def test_server_text_reaches_the_terminal_without_controls_or_bidi_marks() -> None:
+    err = io.StringIO()
+    asked = UrlElicitation(
+        message="Sign\x1b[2J in\x9b31m\x07 at \u202egpj.exe\u202c now\x00\x7f\u2066x\u2069",
+        url="https://auth.example/consent", elicitation_id="e1", origin="https://auth.example",
+        host="auth.example", punycode=False, server="bill\x1b]0;owned\x07ing\u200f")
+    assert TerminalUrlElicitation(err, io.StringIO())(asked) == "decline"
+    shown = err.getvalue()
+    assert not any(c in shown for c in _CONTROLS + _BIDI if c != "\n")
+    assert "bill ]0;owned ing asks you to open a URL" in shown
+    assert "  Sign [2J in 31m at gpj.exe now x\n" in shown
+    bare = UrlElicitation(message="\x1b\u202e", url="https://a.example/", elicitation_id="e",
+                          origin="https://a.example", host="a.example", punycode=False,
+                          server="\u200e\x00")
+    TerminalUrlElicitation(err := io.StringIO(), io.StringIO())(bare)
+    assert err.getvalue().startswith("the server asks you to open a URL in your browser:\n"
+                                      "  URL:  https://a.example/\n")
+
+
 def test_minus_32042_on_the_command_line_names_the_url_and_exits_1(
         capsys: pytest.CaptureFixture[str]) -> None:
     out = io.StringIO()

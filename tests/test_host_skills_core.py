@@ -173,3 +173,15 @@ def test_skill_meta_tools_check_their_arguments(name: str, arguments: dict[str, 
                                                 message: str) -> None:
     with pytest.raises(MetaToolError, match=message):
         parse_meta_call(name, arguments, ["a"])
+
+
+def test_a_host_asked_for_a_skill_no_server_lists_names_it() -> None:
+    from mcp_proto_io import threads  # noqa: PLC0415 - the host binding over the core
+
+    with threads.connect_config({"mcpServers": {}}) as host:
+        for call in (lambda: host.read_skill("no-such", timeout=5),
+                     lambda: host.read_skill_file("no-such", "SKILL.md", timeout=5)):
+            with pytest.raises(UnknownSkill) as info:
+                call()
+            assert info.value.name == "no-such"
+            assert str(info.value) == "no server lists a skill named 'no-such'"

@@ -14,12 +14,14 @@ import base64
 import hashlib
 import math
 import re
+import urllib.parse
 from typing import Any
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
+from mcp_proto_io._sync._face import ClientFace
 
 from mcp_proto._errors import LocalProtocolError, MCPError, RemoteProtocolError
 from mcp_proto._frontmatter import (
@@ -603,3 +605,169 @@ def test_find_skill_by_uri_path_or_unique_name() -> None:
     with pytest.raises(AmbiguousSkill):
         find_skill([a, twin], "acme/billing/refunds")
     assert find_skill([a, twin], twin.uri) is twin
+
+
+# -- paths a server could decode into another (review findings) -------------------------------
+
+DYNAMIC = parse_skill({"uri": "skill://acme/demo/SKILL.md", "resources": "dynamic",
+                       "frontmatter": {"name": "demo", "description": "d"}})
+
+
+@pytest.mark.parametrize("path", [
+    "%2e%2e/%2e%2e/secret", "%2E%2E/%2E%2E/secret", "a/%2e%2E/../../x", "%2e/x", ".%2e/x",
+    "%252e%252e/x", "..%2f..%2fsecret", "..%2F..%2Fsecret", "a%5csecret", "a%5Csecret",
+    "..\\..\\secret", "a\\b", "skill://acme/demo/%2E%2E/other/SKILL.md",
+    "skill://acme/demo/%2e%2e/%2e%2e/secret", "skill://acme/demo/a%2fb",
+    "skill://acme/demo/..%5C..%5Csecret", "skill://acme/demo/a\\b",
+])
+def test_encoded_dot_segments_and_hidden_separators_are_refused(path: str) -> None:
+    with pytest.raises(InvalidSkillPath):
+        resolve_skill_path(DYNAMIC, path)
+    with pytest.raises(InvalidSkillPath):
+        skill_file(REFUNDS, path)
+
+
+def test_plain_percent_escapes_still_resolve() -> None:
+    assert resolve_skill_path(DYNAMIC, "a%20b.md") == "skill://acme/demo/a%20b.md"
+    assert resolve_skill_path(DYNAMIC, "100%25/x.md") == "skill://acme/demo/100%25/x.md"
+    assert resolve_skill_path(DYNAMIC, "skill://acme/demo/%C3%A9.md") == \
+        "skill://acme/demo/%C3%A9.md"
+
+
+@pytest.mark.parametrize("uri", [
+    "skill://acme/billing/refunds/%2e%2e/refunds/x.md",
+    "skill://acme/billing/refunds/%2E%2E%2fother/x.md",
+    "skill://acme/billing/refunds/a\\..\\..\\x.md",
+    "skill://acme/billing/refunds/a%5cx.md",
+])
+def test_an_entry_listing_a_file_through_an_encoded_segment_is_invalid(uri: str) -> None:
+    listed = entry()["resources"] + [{"uri": uri, "digest": _digest(b""), "size": 0}]
+    with pytest.raises(InvalidSkillEntry, match="not within"):
+        parse_skill(entry(resources=listed))
+
+
+@pytest.mark.parametrize("uri", ["skill://acme/%2e%2e/refunds/SKILL.md",
+                                 "skill://acme%2fbilling/refunds/SKILL.md",
+                                 "skill://acme\\billing/refunds/SKILL.md"])
+def test_a_skill_path_with_an_encoded_segment_is_invalid(uri: str) -> None:
+    with pytest.raises(InvalidSkillEntry, match="segments"):
+        parse_skill(entry(uri=uri, resources="dynamic"))
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(["..", ".", "a", "%2e", "%2E", "%2e%2e", "%252e", "%2f",
+                                 "%5C", "\\", "%25", "b"]), min_size=1, max_size=8)
+       .map("".join), st.booleans())
+def test_no_resolved_path_decodes_to_an_escape(segment: str, absolute: bool) -> None:
+    asked = f"x/{segment}/../{segment}/y"
+    asked = DYNAMIC.root + "/" + asked if absolute else asked
+    try:
+        uri = resolve_skill_path(DYNAMIC, asked)
+    except InvalidSkillPath:
+        return
+    rest = uri[len(DYNAMIC.root) + 1:]
+    for _ in range(3):
+        rest = urllib.parse.unquote(rest)
+    assert "\\" not in rest
+    assert not {"", ".", ".."} & set(rest.split("/")), (asked, uri)
+
+
+# -- a blob longer than its listed size --------------------------------------------------------
+
+
+def test_a_blob_longer_than_the_listed_size_is_refused_before_decoding() -> None:
+    uri = "skill://acme/billing/refunds/examples/email.md"
+    for size in (0, 1, 2, 3, 4, 15, 16, 100):
+        exact = base64.b64encode(b"x" * size).decode()
+        result = parse_read_resource_result({"contents": [{"uri": uri, "blob": exact}]})
+        assert skill_contents_bytes(result, uri, expected_size=size) == b"x" * size
+        longer = base64.b64encode(b"x" * (size + 6)).decode()
+        big = parse_read_resource_result({"contents": [{"uri": uri, "blob": longer}]})
+        with pytest.raises(SkillFileError, match="base64 characters"):
+            skill_contents_bytes(big, uri, expected_size=size)
+        assert skill_contents_bytes(big, uri) == b"x" * (size + 6)  # no size known: decoded
+
+
+# -- check_skill_md raises only its own errors ------------------------------------------------
+
+
+def test_a_huge_integer_against_a_nan_or_a_float_is_a_typed_mismatch() -> None:
+    huge = "0x" + "f" * 4000  # past a float's range, and past Python's int-to-text limit
+    for value in (math.nan, 1.0, 1, "x"):
+        skill = parse_skill(entry(resources="dynamic", frontmatter={
+            "name": "refunds", "description": "d", "v": value}))
+        with pytest.raises(SkillFrontmatterMismatch) as info:
+            check_skill_md(skill, _fm(f"name: refunds\ndescription: d\nv: {huge}\n"))
+        assert info.value.field == "v" and "too long to show" in str(info.value)
+    big = parse_skill(entry(resources="dynamic", frontmatter={
+        "name": "refunds", "description": "d", "v": 16 ** 4000 - 1}))
+    check_skill_md(big, _fm(f"name: refunds\ndescription: d\nv: {huge}\n"))
+    with pytest.raises(SkillFrontmatterMismatch):
+        check_skill_md(big, _fm("name: refunds\ndescription: d\nv: .nan\n"))
+
+
+_yaml_scalars = st.sampled_from([
+    "0x" + "f" * 300, "0x" + "f" * 4000, "-" + "9" * 400, ".nan", ".inf", "-.inf", "1e308",
+    "1e309", "0", "1", "1.0", "true", "null", "~", "x", "'0x1'", "[1, .nan]", "{a: 0x1}", "",
+])
+_entry_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.integers(-(2 ** 2000), 2 ** 2000)
+    | st.sampled_from([3900, 4000]).map(lambda n: 16 ** n - 1) | st.floats()
+    | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("abv"), inner,
+                                                                 max_size=3),
+    max_leaves=8)
+
+
+@SETTINGS
+@given(_entry_values, _yaml_scalars)
+def test_check_skill_md_raises_only_skill_errors(expected: Any, written: str) -> None:
+    skill = parse_skill(entry(resources="dynamic", frontmatter={
+        "name": "refunds", "description": "d", "v": expected}))
+    try:
+        check_skill_md(skill, _fm(f"name: refunds\ndescription: d\nv: {written}\n"))
+    except SkillVerificationError as exc:
+        assert isinstance(exc, (SkillFrontmatterMismatch, SkillFrontmatterInvalid))
+        str(exc)
+
+
+# -- the clients' face: nothing read of a skill over the limits (review findings) -------------
+
+
+class _Reading(ClientFace):
+    """The face alone, its reads answered from ``files`` (uri -> content object)."""
+
+    def __init__(self, files: dict[str, dict[str, Any]]) -> None:
+        self._conn = None
+        self.files = files
+        self.reads: list[str] = []
+
+    def read_resource(self, uri: str, *, timeout: float | None = None) -> Any:
+        self.reads.append(uri)
+        return parse_read_resource_result({"contents": [{"uri": uri, **self.files[uri]}]})
+
+
+def test_the_face_reads_no_file_of_a_skill_over_the_limits() -> None:
+    listed = entry()["resources"] + [
+        {"uri": f"skill://acme/billing/refunds/f{i}.md", "digest": _digest(b""), "size": 0}
+        for i in range(MAX_SKILL_FILES)]
+    many = parse_skill(entry(resources=listed))
+    assert many.too_large is not None
+    face = _Reading({f["uri"]: {"text": ""} for f in listed})
+    for path in ("f0.md", "examples/email.md", many.uri):
+        with pytest.raises(SkillTooLarge, match="files"):
+            face.read_skill_file(many, path)
+    with pytest.raises(SkillTooLarge):
+        face.read_skill(many)
+    assert face.reads == []
+
+
+def test_the_face_refuses_a_blob_longer_than_the_listed_file_before_decoding() -> None:
+    email_uri = "skill://acme/billing/refunds/examples/email.md"
+    blob = base64.b64encode(EMAIL * 1000).decode()
+    face = _Reading({email_uri: {"blob": blob}})
+    with pytest.raises(SkillFileError, match="base64 characters"):
+        face.read_skill_file(REFUNDS, "examples/email.md")
+    good = _Reading({email_uri: {"blob": base64.b64encode(EMAIL).decode()}})
+    content = good.read_skill_file(REFUNDS, "examples/email.md")
+    assert content.data == EMAIL and content.verified

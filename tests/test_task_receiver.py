@@ -554,6 +554,33 @@ def test_the_end_of_a_session_fails_its_work_and_keeps_the_record() -> None:
     assert rig.store.tasks() == [] and rig.sent() == []
 
 
+class _Interrupting:
+    """A stored entry whose ``task``, once read, lets the session add a task first: the
+    session's thread changing the store while a host's thread lists it."""
+
+    def __init__(self, entry: Any, meanwhile: Any) -> None:
+        self._entry = entry
+        self._meanwhile = meanwhile
+
+    @property
+    def task(self) -> ReceivedTask:
+        meanwhile, self._meanwhile = self._meanwhile, None
+        if meanwhile is not None:
+            meanwhile()
+        return self._entry.task  # type: ignore[no-any-return]
+
+
+def test_tasks_lists_a_copy_while_the_session_adds_one() -> None:
+    rig = Rig()
+    rig.create()
+    rig.create()
+    entries = rig.store._entries
+    entries["id1"] = _Interrupting(entries["id1"], rig.create)  # type: ignore[assignment]
+    assert [t.task_id for t in rig.store.tasks()] == ["id1", "id2"]
+    assert [t.task_id for t in rig.store.tasks()] == ["id1", "id2", "id3"]
+    assert len(rig.store) == 3
+
+
 def test_two_sessions_on_one_store_see_their_own_tasks() -> None:
     a = Rig()
     b = Rig(store=a.store)

@@ -5,12 +5,15 @@ reported (:class:`ElicitationComplete`) and wakes a call waiting to retry after 
 :func:`receiver_store` turns ``task_receiver=`` into the core's :class:`TaskStore`, given the
 two things the core never takes itself: unguessable task ids and the wall clock.
 Runtime-neutral: the waiting primitive (a ``threading.Event``, an ``asyncio.Event``, a
-``trio.Event``: anything with ``set()``) comes from the runtime.
+``trio.Event``: anything with ``set()``) comes from the runtime; a ``threading.Lock``, held
+for a few dictionary operations and never across a wait, makes the record safe whichever
+thread reports a completion (the threads binding's reader) and whichever waits.
 """
 
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -30,40 +33,57 @@ TASK_ID_BYTES = 16
 
 
 class CompletedElicitations:
-    """The URL elicitations the server said are complete, and the calls waiting for some."""
+    """The URL elicitations the server said are complete, and the calls waiting for some.
+    Safe from any thread: each method holds the lock over both tables, so a completion
+    reported while a call starts to watch either is seen by the watch or wakes it."""
 
-    __slots__ = ("_done", "_waiting")
+    __slots__ = ("_done", "_lock", "_waiting")
 
     def __init__(self) -> None:
         self._done: OrderedDict[str, None] = OrderedDict()
         self._waiting: dict[str, list[Any]] = {}
+        self._lock = threading.Lock()
 
     def done(self, elicitation_id: str) -> None:
         """The server completed ``elicitation_id``: wake whoever waits for it."""
-        done = self._done
-        done[elicitation_id] = None
-        if len(done) > MAX_REMEMBERED_COMPLETIONS:
-            done.popitem(last=False)
-        for event in self._waiting.pop(elicitation_id, ()):
+        with self._lock:
+            done = self._done
+            done[elicitation_id] = None
+            if len(done) > MAX_REMEMBERED_COMPLETIONS:
+                done.popitem(last=False)
+            events = self._waiting.pop(elicitation_id, ())
+        for event in events:
             event.set()
 
+    def offered(self, elicitation_id: str) -> None:
+        """A new ``-32042`` names ``elicitation_id``: a completion of it remembered from an
+        earlier round is stale (the server asks again), so the next wait waits for a new
+        one."""
+        with self._lock:
+            self._done.pop(elicitation_id, None)
+
     def is_done(self, elicitation_id: str) -> bool:
-        return elicitation_id in self._done
+        with self._lock:
+            return elicitation_id in self._done
 
     def watch(self, ids: Iterable[str], event: Any) -> None:
         """Set ``event`` when any of ``ids`` completes (or at once if one has)."""
-        for elicitation_id in ids:
-            if elicitation_id in self._done:
-                event.set()
-            self._waiting.setdefault(elicitation_id, []).append(event)
+        ids = list(ids)
+        with self._lock:
+            for elicitation_id in ids:
+                self._waiting.setdefault(elicitation_id, []).append(event)
+            now = any(elicitation_id in self._done for elicitation_id in ids)
+        if now:
+            event.set()
 
     def unwatch(self, ids: Iterable[str], event: Any) -> None:
-        for elicitation_id in ids:
-            waiting = self._waiting.get(elicitation_id)
-            if waiting is not None and event in waiting:
-                waiting.remove(event)
-                if not waiting:
-                    del self._waiting[elicitation_id]
+        with self._lock:
+            for elicitation_id in ids:
+                waiting = self._waiting.get(elicitation_id)
+                if waiting is not None and event in waiting:
+                    waiting.remove(event)
+                    if not waiting:
+                        del self._waiting[elicitation_id]
 
 
 def receiver_store(task_receiver: object) -> TaskStore | None:

@@ -189,7 +189,14 @@ class TaskStore:
     ``wall_offset`` turns the monotonic ``now`` into Unix time for the timestamps (None: 0);
     a binding gives both (:meth:`attach`).  Raises ``ValueError`` for settings out of range.
     One store may serve a client's successive sessions: the tasks of one that ended stay
-    readable (:meth:`tasks`, :meth:`get`), their unfinished work ``failed``."""
+    readable (:meth:`tasks`, :meth:`get`), their unfinished work ``failed``.
+
+    One store per client: the store takes no lock (the core has no threads), so everything
+    that changes it runs where the client's session runs, under the binding's lock of that
+    connection (the session's timers :meth:`purge`; the server's requests add and end
+    tasks).  Never share a store between clients.  From another thread (a host's UI) only
+    the readers are safe: :meth:`tasks` copies the table in one step before it reads it,
+    :meth:`get` and ``len`` are single lookups; what they return may be a moment old."""
 
     __slots__ = ("_entries", "_expiry", "_seq", "default_ttl", "max_tasks", "max_ttl",
                  "new_id", "poll_interval", "wall_offset")
@@ -232,8 +239,10 @@ class TaskStore:
 
     def tasks(self) -> list[ReceivedTask]:
         """Every stored task (any session's), oldest first.  A task past its TTL may still be
-        here until the next :meth:`purge` (which each session's timer makes)."""
-        return [e.task for e in self._entries.values()]
+        here until the next :meth:`purge` (which each session's timer makes).  Safe while
+        the session changes the store on another thread: the table is copied first (one
+        step under the GIL), so its changes never break the iteration."""
+        return [e.task for e in list(self._entries.values())]
 
     def get(self, task_id: str) -> ReceivedTask | None:
         """The task ``task_id`` as it is now, or None (unknown, purged or evicted)."""
@@ -243,7 +252,10 @@ class TaskStore:
     def purge(self, now: float) -> None:
         """Drop every task whose TTL has run out by ``now``: an unfinished one of a live
         session has its host question withdrawn and its waiting ``tasks/result`` answered
-        -32602.  Sessions call it from their timers; a host may too."""
+        -32602.  Sessions call it from their timers.  It changes the store and writes to
+        the sessions' wires: call it only where the client's session runs (under the
+        binding's lock of the connection), never from another thread; a host that only
+        reads the store needs no purge (the timers make it)."""
         expiry = self._expiry
         entries = self._entries
         while expiry and expiry[0][0] <= now:

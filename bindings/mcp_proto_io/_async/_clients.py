@@ -265,6 +265,8 @@ class AsyncClientBase(AsyncClientFace, ClientOptions):
         return await conn.call(op, total, on_progress, on_status)
 
     async def _offer_url(self, elicitation: UrlElicitation) -> str | None:
+        if elicitation.elicitation_id is not None:  # asked again: an old completion is stale
+            self._elicitations.offered(elicitation.elicitation_id)
         handler = self._handlers.url_elicitation
         if handler is None:
             return None

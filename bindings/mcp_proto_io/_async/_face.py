@@ -30,12 +30,12 @@ from mcp_proto import (
     ResourceTemplate,
     Skill,
     SkillContent,
-    SkillTooLarge,
     Task,
     Tool,
     UnknownSkill,
     UrlElicitation,
     UrlElicitationRequired,
+    check_skill_size,
     find_skill,
     resolve_skill_path,
     skill_contents_bytes,
@@ -153,9 +153,10 @@ class AsyncClientFace:
           this call broke the protocol or was over the size limit; only this call fails.
         - :class:`TaskCancelled` or the task's error: a call that ran as a task.
         - :class:`UrlElicitationRequired` (-32042, 2025-11-25): the server needs the user to
-          open URLs first.  Each is offered to ``on_url_elicitation`` first (its answers in
-          ``actions``); with ``retry_url_elicitation=True`` the call is sent again once the
-          user accepted all and the server said each is complete (at most
+          open URLs first.  Each is offered to ``on_url_elicitation`` first, in order, until
+          the user answers one other than ``"accept"`` (the answers in ``actions``); with
+          ``retry_url_elicitation=True`` the call is sent again once the user accepted all
+          and the server said each is complete (at most
           :data:`MAX_URL_ELICITATION_ROUNDS` times); otherwise the caller retries.
         - When this call starts the server (the first call, or the next one after an exit):
           what :meth:`connect` raises; over HTTP also :class:`AuthorizationError` subclasses.
@@ -195,19 +196,23 @@ class AsyncClientFace:
 
     async def _url_required(self, exc: UrlElicitationRequired, rounds: int,
                             timeout: float | None) -> bool:
-        """A call got ``-32042``: offer each URL elicitation it names to the host's handler
-        (their answers go in ``exc.actions``); True when the call is to be sent again: the
-        client retries (``retry_url_elicitation``), the user accepted every one, the server
-        said each is complete within ``timeout``, and the rounds are not used up."""
-        accepted = bool(exc.elicitations)
+        """A call got ``-32042``: offer each URL elicitation it names to the host's handler,
+        in order (their answers go in ``exc.actions``), until one is not accepted: the call
+        cannot go on then, and the user is asked nothing more.  True when the call is to be
+        sent again: the client retries (``retry_url_elicitation``), the user accepted every
+        one, the server said each is complete within ``timeout``, and the rounds are not used
+        up."""
+        if not exc.elicitations:
+            return False
         for elicitation in exc.elicitations:
             action = await self._offer_url(elicitation)
             if action is None:
                 return False
             if elicitation.elicitation_id is not None:
                 exc.actions[elicitation.elicitation_id] = action
-            accepted = accepted and action == "accept"
-        if not (accepted and self._retry_url_elicitation
+            if action != "accept":
+                return False
+        if not (self._retry_url_elicitation
                 and rounds <= MAX_URL_ELICITATION_ROUNDS):
             return False
         ids = [e.elicitation_id for e in exc.elicitations if e.elicitation_id is not None]
@@ -293,8 +298,6 @@ class AsyncClientFace:
         the content is not used; refresh the entry (:meth:`get_skill`) to recover from a
         stale one."""
         entry = await self._skill_entry(skill, timeout)
-        if entry.too_large is not None:
-            raise SkillTooLarge(entry.uri, entry.too_large)
         return LoadedSkill.of(await self.read_skill_file(entry, entry.uri, timeout=timeout))
 
     async def read_skill_file(self, skill: Skill | LoadedSkill, path: str, *,
@@ -302,14 +305,22 @@ class AsyncClientFace:
         """Read one file of a skill: ``path`` relative to its root (``references/FORMS.md``)
         or its URI, only if the entry lists it, checked against the entry's size and digest
         before anything is returned (a dynamic skill's, which has no digests, within the
-        extension's size limit).  Raises :class:`SkillFileNotListed` (unlisted: a
-        verification failure), :class:`InvalidSkillPath` (outside the skill),
+        extension's size limit).  Nothing is read of a skill over the extension's limits.
+        Raises :class:`SkillTooLarge` (over the limits), :class:`SkillFileNotListed`
+        (unlisted: a verification failure), :class:`InvalidSkillPath` (outside the skill),
         :class:`SkillSizeMismatch`, :class:`SkillDigestMismatch`, :class:`SkillFileError`
-        (no content for the URI) and the errors of :meth:`read_resource`."""
+        (no content for the URI, or a blob longer than the listed size) and the errors of
+        :meth:`read_resource`."""
         entry = skill.skill if isinstance(skill, LoadedSkill) else skill
-        uri = resolve_skill_path(entry, path) if entry.dynamic else skill_file(entry, path).uri
+        check_skill_size(entry)
+        if entry.dynamic:
+            uri, size = resolve_skill_path(entry, path), None
+        else:
+            listed = skill_file(entry, path)
+            uri, size = listed.uri, listed.size
         result = await self.read_resource(uri, timeout=timeout)
-        return SkillContent.read(entry, uri, skill_contents_bytes(result, uri))
+        return SkillContent.read(entry, uri,
+                                 skill_contents_bytes(result, uri, expected_size=size))
 
     async def read_skill_directory(self, uri: str, *,
                                    timeout: float | None = None) -> list[Resource]:

@@ -158,6 +158,8 @@ class ClientBase(ClientFace, ClientOptions):
                                        on_progress, on_status)
 
     def _offer_url(self, elicitation: UrlElicitation) -> str | None:
+        if elicitation.elicitation_id is not None:  # asked again: an old completion is stale
+            self._elicitations.offered(elicitation.elicitation_id)
         handler = self._handlers.url_elicitation
         if handler is None:
             return None

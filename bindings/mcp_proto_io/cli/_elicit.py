@@ -10,6 +10,7 @@ only; the outcome reaches the server out of band.
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import TextIO
 
@@ -21,6 +22,13 @@ __all__ = ["MAX_SHOWN_MESSAGE", "TerminalUrlElicitation"]
 
 #: The longest server message shown (the rest is cut: the URL is what matters).
 MAX_SHOWN_MESSAGE = 500
+
+#: What never reaches the terminal from server text: C0 controls (an escape sequence can
+#: rewrite the screen), DEL and the C1 controls (``\x9b`` is a CSI on some terminals)...
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+#: ... and the bidirectional controls, which can make a line read in another order than
+#: written (the URL never holds one: the core refuses it).
+_BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 _ANSWERS = {"": "accept", "y": "accept", "yes": "accept", "n": "decline", "no": "decline",
             "c": "cancel", "cancel": "cancel"}
@@ -38,8 +46,8 @@ class TerminalUrlElicitation:
     def __call__(self, elicitation: UrlElicitation) -> str:
         with self._lock:
             err = self._err
-            server = elicitation.server or "the server"
-            message = " ".join(elicitation.message.split())[:MAX_SHOWN_MESSAGE]
+            server = _showable(elicitation.server or "") or "the server"
+            message = _showable(elicitation.message)[:MAX_SHOWN_MESSAGE]
             lines = [f"{server} asks you to open a URL in your browser:",
                      f"  {message}" if message else None,
                      f"  URL:  {elicitation.url}",
@@ -59,3 +67,9 @@ class TerminalUrlElicitation:
             if not answer:  # end of input
                 return "cancel"
             return _ANSWERS.get(answer.strip().lower(), "decline")
+
+
+def _showable(text: str) -> str:
+    """``text`` on one line, with nothing a terminal would obey rather than show: control
+    characters become spaces (runs of spaces one), bidirectional controls are dropped."""
+    return " ".join(_CONTROLS.sub(" ", _BIDI.sub("", text)).split())

@@ -311,7 +311,7 @@ class CatalogBase(HostBase):
                 return found
             if attempt == 0:
                 self._list_each(("skills",), None, until)
-        raise UnknownSkill(f"no server lists a skill named {name[:200]!r}")
+        raise UnknownSkill(name, f"no server lists a skill named {name[:200]!r}")
 
     def read_skill(self, name: str, *, timeout: float | None = None) -> LoadedSkill:
         """Load the skill whose public name is ``name`` from the server that listed it (and
