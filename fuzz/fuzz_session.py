@@ -40,7 +40,10 @@ Properties (any violation raises AssertionError):
   modern session never sends a response; an MRTR retry carries a string requestState if any,
   and one operation is retried at most ``Limits.max_input_rounds`` times;
 - the framer never holds more than max_message_size + 1 bytes after a receive; after
-  ``handle_timeout(now)`` the next deadline is later than ``now``.
+  ``handle_timeout(now)`` the next deadline is later than ``now``;
+- watched by :class:`mcp_proto.Telemetry` (every other input): a span starts once, its
+  events and end come while it is open, every span has ended by the end, durations are
+  finite and not negative, ``error.type`` exactly when the span failed, one session duration.
 
 Known core bugs are listed in KNOWN_BUGS; set MCP_PROTO_FUZZ_SKIP_KNOWN=1 to let atheris go
 on past them.  Run: ``python fuzz/fuzz_session.py -dict=fuzz/jsonrpc.dict -max_total_time=60``.
@@ -73,6 +76,7 @@ from mcp_proto import (
     Limits,
     LocalProtocolError,
     MCPError,
+    Peer,
     Progress,
     ReadResourceResult,
     Ready,
@@ -80,9 +84,14 @@ from mcp_proto import (
     RpcError,
     ServerRequest,
     ServerRequestCancelled,
+    SessionEnd,
+    SpanEnd,
+    SpanEvent,
+    SpanStart,
     State,
     SubscriptionEnded,
     TaskStore,
+    Telemetry,
 )
 from mcp_proto._tasks import TASKS_EXTENSION
 from mcp_proto.session._modern import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, Discovered
@@ -268,6 +277,12 @@ class _Run:
         self.session = ClientSession(Implementation(name="fuzz", version="0"),
                                      capabilities=CLIENT_CAPS, limits=limits,
                                      task_receiver=store)
+        # OpenTelemetry's view (issue 26) on every other input, decided without a choice
+        # (the corpus keeps its paths): its sink checks each span's life as it goes.
+        self.spans: _SpanCheck | None = _SpanCheck() if len(data) % 2 else None
+        if self.spans is not None:
+            self.session.instrument(Telemetry(self.spans, peer=Peer.stdio(),
+                                              capture_content=True))
         self.now = 0.0
         self.outcomes: dict[RequestHandle, int] = {}
         self.first: dict[RequestHandle, str] = {}  # the kind of each handle's outcome
@@ -858,6 +873,41 @@ class _Run:
         s.handle_timeout(self.now + 1e9)
         assert s.next_event() is None, "an event after EOF"
         assert s.data_to_send() == b"", "output after EOF"
+        if self.spans is not None:
+            assert not self.spans.live, f"spans never ended: {sorted(map(str, self.spans.live))}"
+            assert self.spans.sessions <= 1, "two session durations"
+            telemetry = s.telemetry
+            assert telemetry is not None and not telemetry._live and not telemetry._by_rid
+
+
+class _SpanCheck:
+    """A span sink that checks what the session's :class:`Telemetry` decides: a span starts
+    once, events and its end come only while it is open, durations are not negative, and
+    ``error.type`` is set exactly when the status says so."""
+
+    def __init__(self) -> None:
+        self.live: set[object] = set()
+        self.sessions = 0
+
+    def start(self, span: SpanStart) -> dict[str, str] | None:
+        assert span.key not in self.live, f"span {span.key} started twice"
+        assert span.attributes.get("mcp.method.name"), span
+        assert span.name.split(" ", 1)[0] == span.attributes["mcp.method.name"], span
+        self.live.add(span.key)
+        return {"traceparent": "00-" + "a" * 32 + "-" + "b" * 16 + "-01"}
+
+    def event(self, event: SpanEvent) -> None:
+        assert event.key in self.live, f"event {event.name} of a span not open"
+
+    def end(self, end: SpanEnd) -> None:
+        assert end.key in self.live, f"end of a span not open: {end.key}"
+        self.live.discard(end.key)
+        assert end.duration >= 0 and math.isfinite(end.duration), end
+        assert (end.error_type is None) == ("error.type" not in end.attributes), end
+
+    def session_ended(self, end: SessionEnd) -> None:
+        self.sessions += 1
+        assert end.duration >= 0, end
 
 
 def _state(session: ClientSession) -> State:

@@ -5,8 +5,8 @@ gives back events and bytes.  Runtime bindings live in :mod:`mcp_proto_io`.
 
 The package owns the shared records (its top-level modules ``_types``, ``_events``,
 ``_errors``, ``_auth_errors``, ``_limits``, ``_versions``, ``_build``, ``_capabilities``,
-``_redact``, ``_tasks``, ``_skills``, ``_frontmatter``, ``_elicitation`` and ``_notes``, which
-every room may import and which import no room) and this
+``_redact``, ``_telemetry``, ``_tasks``, ``_skills``, ``_frontmatter``, ``_elicitation`` and
+``_notes``, which every room may import and which import no room) and this
 public face, which re-exports the rooms' public names.  The face may import every room but
 :mod:`mcp_proto.http`: :mod:`mcp_proto.wire` and :mod:`mcp_proto.session` at import time,
 :mod:`mcp_proto.auth` and :mod:`mcp_proto.host` on first use (PEP 562); it never imports
@@ -160,6 +160,23 @@ from .wire._jsonrpc import RequestId
 from .wire._ndjson import NdjsonFramer, Oversize
 
 if TYPE_CHECKING:  # imported on first use: see _LAZY
+    from ._telemetry import (
+        CLIENT_OPERATION_DURATION,
+        CLIENT_SESSION_DURATION,
+        DURATION_BUCKETS,
+        SERVER_OPERATION_DURATION,
+        TRACE_CONTEXT_KEYS,
+        Peer,
+        SessionEnd,
+        SpanEnd,
+        SpanEvent,
+        SpanSink,
+        SpanStart,
+        Telemetry,
+        error_type,
+        session_digest,
+        span_name,
+    )
     from .auth._config import AuthConfig, Tokens
     from .auth._events import AuthEvent, Authorized, AuthStatus, RedirectRequired, SaveRecord
     from .auth._exchange import AuthExchange, AuthResponse
@@ -187,11 +204,29 @@ _LAZY = {
     "OAuthFlow": ".auth._flow",
     "Signer": ".auth._jwt",
     "address_zone": ".auth._urls",
+    "CLIENT_OPERATION_DURATION": "._telemetry",
+    "CLIENT_SESSION_DURATION": "._telemetry",
+    "DURATION_BUCKETS": "._telemetry",
+    "SERVER_OPERATION_DURATION": "._telemetry",
+    "TRACE_CONTEXT_KEYS": "._telemetry",
+    "Peer": "._telemetry",
+    "SessionEnd": "._telemetry",
+    "SpanEnd": "._telemetry",
+    "SpanEvent": "._telemetry",
+    "SpanSink": "._telemetry",
+    "SpanStart": "._telemetry",
+    "Telemetry": "._telemetry",
+    "error_type": "._telemetry",
+    "session_digest": "._telemetry",
+    "span_name": "._telemetry",
     "host": ".host",
 }
 
 __all__ = [
     "ALL_VERSIONS",
+    "CLIENT_OPERATION_DURATION",
+    "CLIENT_SESSION_DURATION",
+    "DURATION_BUCKETS",
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
     "LOG_LEVELS",
@@ -201,8 +236,10 @@ __all__ = [
     "MODERN_VERSIONS",
     "REDACTED",
     "RELATED_TASK_KEY",
+    "SERVER_OPERATION_DURATION",
     "SKILLS_EXTENSION",
     "TASKS_EXTENSION",
+    "TRACE_CONTEXT_KEYS",
     "URL_ELICITATION_REQUIRED",
     "AmbiguousSkill",
     "AudioContent",
@@ -255,6 +292,7 @@ __all__ = [
     "OAuthFlow",
     "OtherNotification",
     "Oversize",
+    "Peer",
     "PkceUnsupported",
     "Progress",
     "Prompt",
@@ -283,6 +321,7 @@ __all__ = [
     "ServerExited",
     "ServerRequest",
     "ServerRequestCancelled",
+    "SessionEnd",
     "SessionExpired",
     "SessionStats",
     "Signer",
@@ -298,6 +337,10 @@ __all__ = [
     "SkillSizeMismatch",
     "SkillTooLarge",
     "SkillVerificationError",
+    "SpanEnd",
+    "SpanEvent",
+    "SpanSink",
+    "SpanStart",
     "State",
     "SubscriptionEnded",
     "Task",
@@ -306,6 +349,7 @@ __all__ = [
     "TaskStateError",
     "TaskStatus",
     "TaskStore",
+    "Telemetry",
     "TextContent",
     "TextResourceContents",
     "TokenError",
@@ -324,15 +368,18 @@ __all__ = [
     "check_skill_size",
     "client_capabilities",
     "era_of",
+    "error_type",
     "find_skill",
     "parse_frontmatter",
     "parse_skill",
     "parse_url_elicitation",
     "redact_url",
     "resolve_skill_path",
+    "session_digest",
     "skill_body",
     "skill_contents_bytes",
     "skill_file",
+    "span_name",
     "url_elicitation_result",
     "verify_skill_file",
     "__version__",

@@ -54,10 +54,11 @@ from .auth._deferred import NO_REDIRECT, AuthSetup, is_async_redirect
 if TYPE_CHECKING:
     import ssl
 
-    from mcp_proto import AuthStatus
+    from mcp_proto import AuthStatus, Peer
     from mcp_proto.http._streamable import StreamableHttp
 
     from ._logs import Tracer
+    from ._otel import Instrumentation
     from .auth._io import AuthSetup as Setup
 
 __all__ = [
@@ -110,7 +111,9 @@ class ClientOptions:
                  secrets: Redactor | None = None,
                  on_url_elicitation: UrlElicitationHandler | None = None,
                  retry_url_elicitation: bool = False,
-                 task_receiver: bool | TaskStore = False) -> None:
+                 task_receiver: bool | TaskStore = False,
+                 instrument: bool | Instrumentation = False, tracer_provider: Any = None,
+                 meter_provider: Any = None, capture_content: bool = False) -> None:
         from ._logs import Observer  # noqa: PLC0415 - logging loads with the first client
 
         if not isinstance(label, str) or not label:
@@ -133,6 +136,13 @@ class ClientOptions:
         self._elicitations = CompletedElicitations()
         self._task_store = receiver_store(task_receiver)
         self._on_notification = on_notification
+        self._instrumentation: Instrumentation | None = None
+        if instrument is not False or tracer_provider is not None \
+                or meter_provider is not None or capture_content:
+            from ._otel import instrumentation_of  # noqa: PLC0415 - only when instrumented
+
+            self._instrumentation = instrumentation_of(instrument, tracer_provider,
+                                                       meter_provider, capture_content)
         self._closed = False
         self._ready: Ready | None = None
         #: True: the first connection is the only one; once it ends every call raises its
@@ -144,10 +154,25 @@ class ClientOptions:
         """Set what the runtime's client keeps of its own (its connection, its lock)."""
 
     def _new_session(self) -> ClientSession:
-        """The core's session for a new connection, with this client's options."""
-        return ClientSession(self._client_info, capabilities=self._handlers.capabilities(),
-                             versions=self._versions, limits=self._limits,
-                             task_receiver=self._task_store)
+        """The core's session for a new connection, with this client's options (watched
+        for OpenTelemetry when instrumented)."""
+        session = ClientSession(self._client_info, capabilities=self._handlers.capabilities(),
+                                versions=self._versions, limits=self._limits,
+                                task_receiver=self._task_store)
+        instrumentation = self._instrumentation
+        if instrumentation is not None:
+            session.instrument(instrumentation.telemetry(self._peer(),
+                                                         self._observer.redactor))
+        return session
+
+    def _peer(self) -> Peer:
+        """What the conventions record of the connection (the transport's class says)."""
+        raise NotImplementedError
+
+    @property
+    def instrumentation(self) -> Instrumentation | None:
+        """What this client records with OpenTelemetry (``instrument=``), or None."""
+        return self._instrumentation
 
     def _plan(self, ended: Connection | None) -> Plan:
         """How to open the next connection after ``ended`` (None for the first), which is
@@ -241,7 +266,9 @@ class StdioOptions(ClientOptions):
                  on_trace: TraceCallback | None = None,
                  on_url_elicitation: UrlElicitationHandler | None = None,
                  retry_url_elicitation: bool = False,
-                 task_receiver: bool | TaskStore = False) -> None:
+                 task_receiver: bool | TaskStore = False,
+                 instrument: bool | Instrumentation = False, tracer_provider: Any = None,
+                 meter_provider: Any = None, capture_content: bool = False) -> None:
         argv = argv_of(command)
         super().__init__(stdio_key(argv, cwd, env), timeout=timeout,
                          client_info=client_info, limits=limits,
@@ -252,10 +279,17 @@ class StdioOptions(ClientOptions):
                          on_stderr=on_stderr, on_trace=on_trace,
                          secrets=Redactor.of(env=env), on_url_elicitation=on_url_elicitation,
                          retry_url_elicitation=retry_url_elicitation,
-                         task_receiver=task_receiver)
+                         task_receiver=task_receiver, instrument=instrument,
+                         tracer_provider=tracer_provider, meter_provider=meter_provider,
+                         capture_content=capture_content)
         self._command = command
         self._env = env
         self._cwd = cwd
+
+    def _peer(self) -> Peer:
+        from mcp_proto import Peer  # noqa: PLC0415 - instrumented clients only
+
+        return Peer.stdio()
 
 
 class HttpOptions(ClientOptions):
@@ -276,7 +310,9 @@ class HttpOptions(ClientOptions):
                  on_trace: TraceCallback | None = None,
                  on_url_elicitation: UrlElicitationHandler | None = None,
                  retry_url_elicitation: bool = False,
-                 task_receiver: bool | TaskStore = False) -> None:
+                 task_receiver: bool | TaskStore = False,
+                 instrument: bool | Instrumentation = False, tracer_provider: Any = None,
+                 meter_provider: Any = None, capture_content: bool = False) -> None:
         from mcp_proto.http._streamable import HttpTarget  # noqa: PLC0415 - stdio clients never load it
 
         target = HttpTarget.parse(url)  # raises LocalProtocolError for a bad URL
@@ -290,7 +326,10 @@ class HttpOptions(ClientOptions):
                          secrets=Redactor.of(headers=headers, extra=[bearer_token]),
                          on_url_elicitation=on_url_elicitation,
                          retry_url_elicitation=retry_url_elicitation,
-                         task_receiver=task_receiver)
+                         task_receiver=task_receiver, instrument=instrument,
+                         tracer_provider=tracer_provider, meter_provider=meter_provider,
+                         capture_content=capture_content)
+        self._target = target
         self._url = url
         self._headers = dict(headers or {})
         self._bearer_token = bearer_token
@@ -302,6 +341,11 @@ class HttpOptions(ClientOptions):
 
             ssl_context = ssl.create_default_context(cafile=os.fspath(ca_file))
         self._ssl_context = ssl_context  # None: the system's CAs, verification on
+
+    def _peer(self) -> Peer:
+        from mcp_proto import Peer  # noqa: PLC0415 - instrumented clients only
+
+        return Peer.http(self._target.host, self._target.port)
 
     def _streamable_http(self, session: ClientSession, tracer: Tracer | None) -> StreamableHttp:
         """The core's Streamable HTTP machine for a new connection's ``session`` (with a new

@@ -568,6 +568,8 @@ class StreamableHttp:
                 sid = value.decode("latin-1")
                 if sid and all(0x21 <= ord(c) <= 0x7E for c in sid):  # H-10
                     self.session_id = sid
+                    if self.session.telemetry is not None:  # its digest, never the id
+                        self.session.telemetry.set_session(sid)
         if ex.content_type == "text/event-stream":
             ex.sse = SseParser(self.session.limits.max_message_size)
         if ex.rpc_method == "GET stream":
@@ -679,6 +681,9 @@ class StreamableHttp:
                 delay = DEFAULT_RETRY if sse.retry_ms is None else sse.retry_ms / 1000
                 self._timers.append((now + min(delay, MAX_RETRY), ex.request_id,
                                      sse.last_event_id, ex.rpc_method, ex.resumes + 1))
+                if (tap := self.session.telemetry) is not None:  # H-06: the same request's span
+                    tap.transport_event(ex.request_id, "mcp_proto.http.resume",
+                                        {"mcp_proto.resume": ex.resumes + 1}, now)
                 ex.aborted = ex.aborted or closed
                 self._exchanges.pop(ex.id, None)
                 return
@@ -730,6 +735,8 @@ class StreamableHttp:
         assert ex.message is not None
         self._parked.append(_Parked(ex.message, ex.payload, counts, auth.failures,
                                     now=kind in ("retry", "nonce")))
+        if (tap := self.session.telemetry) is not None:  # sent again when authorized: same span
+            tap.transport_event(rid, "mcp_proto.http.authorize", {"mcp_proto.auth.step": kind}, now)
         return True
 
     def _start_sse_transport(self, initialize: HttpExchange) -> None:

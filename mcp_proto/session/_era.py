@@ -108,6 +108,7 @@ class _Refresh(Answer):
 
     __slots__ = ("era",)
     hosted = False
+    own_span = True
 
     def __init__(self, era: EraChoice) -> None:
         self.era = era
@@ -190,8 +191,10 @@ class EraChoice:
                 if now >= discovered.expires_at:
                     # S-02: stale.  Refresh it without making anyone wait; if the server no
                     # longer answers it as a modern server, the assumption failed (V-20).
-                    wire.request(wire.take_id(), handle, "server/discover", None, now,
-                                 timeout, raw_result, self._refresh)
+                    refresh = wire.take_id()  # its own handle: nobody waits on it
+                    wire.request(refresh, RequestHandle(refresh, "server/discover"),
+                                 "server/discover", None, now, timeout, raw_result,
+                                 self._refresh)
                 return handle
         self.send_discover(rid, handle, self.modern_versions[0], now, timeout)
         if mode == "auto" and self.legacy_versions:

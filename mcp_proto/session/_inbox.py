@@ -193,6 +193,9 @@ class Inbox:
                     f"server sent a {message.method} request, which protocol version "
                     f"{owner.protocol_version} does not allow (M-04); not answered"[:300]))
                 return
+            if wire.tap is not None:
+                wire.tap.server_request(message.id, message.method, message.params,
+                                        wire.now if now is None else now)
             capabilities = owner.capabilities
             if message.method == "elicitation/create" and message.params.get("mode") == "url" \
                     and not self._url_request(message, capabilities):

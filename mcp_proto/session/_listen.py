@@ -29,6 +29,7 @@ class _Listen(Answer):
     """The listen stream's request: the host never sees its handle."""
 
     __slots__ = ("subs",)
+    own_span = True
     hosted = False
 
     def __init__(self, subs: Subscriptions) -> None:
@@ -82,6 +83,8 @@ class Subscriptions:
             self.listen_rid = None
             if wire.pop(old) is not None:
                 wire.cancelled(old)
+                if wire.tap is not None:  # superseded: its span ends (no answer will)
+                    wire.tap.forget(old, wire.now)
         wanted = self.wanted(server_capabilities)
         if not wanted:
             for handle, _uri in self.waiters:
@@ -116,6 +119,8 @@ class Subscriptions:
         if rid is not None and request_id == rid:
             p = self.wire.pop(rid)
             if p is not None:
+                if self.wire.tap is not None:
+                    self.wire.tap.forget(rid, self.wire.now)
                 self.ended(p, None)  # SB-04
 
     def on_acknowledged(self, params: dict[str, Any]) -> None:

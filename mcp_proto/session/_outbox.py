@@ -16,12 +16,15 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from heapq import heappush
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._errors import LocalProtocolError, MCPError, RequestTimeout, RpcError
 from .._events import BadMessage, Event, RequestHandle
 from .._limits import Limits
 from ..wire._json import dumps, dumps_request
+
+if TYPE_CHECKING:
+    from .._telemetry import Telemetry
 from ..wire._jsonrpc import RequestId
 from ._operations import ListWalk, TaskRun
 
@@ -62,6 +65,9 @@ class Answer:
     :meth:`ClientSession.cancel` may end it with ``notifications/cancelled``."""
     replayable: ClassVar[bool] = False
     """X-22: a transport that lost the answer for good may send the request again."""
+    own_span: ClassVar[bool] = False
+    """Telemetry: an internal request no event ends (the listen stream, a discovery
+    refresh): its answer ends its span."""
 
     def on_result(self, p: Pending, result: dict[str, Any], now: float | None) -> None:
         """The server answered ``p`` (already taken out of the table) with ``result``."""
@@ -80,6 +86,41 @@ class Answer:
     def on_abandon(self, p: Pending, error: MCPError, reason: str | None) -> None:
         """``p`` ends on our side (its deadline passed, or it was cancelled)."""
         raise NotImplementedError
+
+
+class _Tapped(Answer):
+    """An internal request's answer (the listen stream, a discovery refresh) when it has a
+    span of its own: no event ends such a request, so its answer ends the span, then does
+    what it does."""
+
+    __slots__ = ("inner", "tap", "wire")
+    hosted = False
+    own_span = True
+
+    def __init__(self, inner: Answer, tap: Telemetry, wire: Wire) -> None:
+        self.inner = inner
+        self.tap = tap
+        self.wire = wire  # its time: the latest a caller gave
+
+    @property
+    def replayable(self) -> bool:  # type: ignore[override]
+        return self.inner.replayable
+
+    def on_result(self, p: Pending, result: dict[str, Any], now: float | None) -> None:
+        self.tap.internal_done(p.handle, None, p.rid, self.wire.now)
+        self.inner.on_result(p, result, now)
+
+    def on_error(self, p: Pending, error: MCPError) -> None:
+        self.tap.internal_done(p.handle, error, p.rid, self.wire.now)
+        self.inner.on_error(p, error)
+
+    def on_error_response(self, p: Pending, error: RpcError) -> None:
+        self.tap.internal_done(p.handle, error, p.rid, self.wire.now)
+        self.inner.on_error_response(p, error)
+
+    def on_abandon(self, p: Pending, error: MCPError, reason: str | None) -> None:
+        self.tap.internal_done(p.handle, error, p.rid, self.wire.now)
+        self.inner.on_abandon(p, error, reason)
 
 
 class Pending:
@@ -145,7 +186,7 @@ class Wire:
     """
 
     __slots__ = ("events", "limits", "meta", "modern", "next_id", "now", "objects", "out",
-                 "pending", "stats", "timers")
+                 "pending", "stats", "tap", "timers")
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -158,6 +199,7 @@ class Wire:
         self.stats = SessionStats()
         self.meta: dict[str, Any] = {}
         self.modern = False
+        self.tap: Telemetry | None = None  # OpenTelemetry's view (ClientSession.instrument)
         self.now = 0.0
         """The latest time a caller gave: for steps taken without one (an answer at EOF, a
         host's reply given without ``now``)."""
@@ -177,6 +219,9 @@ class Wire:
         out.append(b"\n")
         if self.objects is not None:
             self.objects.append(obj)
+        tap = self.tap
+        if tap is not None and "method" not in obj:  # a response to a server request
+            tap.response_sent(obj, self.now)
 
     def send_error(self, request_id: RequestId, code: int, message: str,
                    data: Any = None) -> None:
@@ -192,6 +237,8 @@ class Wire:
         if reason:
             params["reason"] = reason
         self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+        if self.tap is not None:
+            self.tap.cancel_sent(rid, reason, self.now)
 
     def bad(self, error: MCPError) -> None:
         """Count and report something the server sent that belongs to no request."""
@@ -255,17 +302,30 @@ class Wire:
             total_deadline = now + total
         wire = params
         modern = modern or self.modern
-        if progress or modern:
+        tap = self.tap
+        carrier = None
+        if tap is not None:
+            carrier = tap.request(rid, handle, method, params, now, hosted=answer.hosted)
+            if answer.own_span and tap.internal_span(rid):
+                answer = _Tapped(answer, tap, self)  # no event ends it: its answer does
+        if progress or modern or carrier:
             extra: dict[str, Any] = dict(self.meta) if modern else {}
             if progress:
                 extra["progressToken"] = rid
+            if carrier:  # trace context, unprefixed (SEP-414); the caller's own keys win
+                own = params.get("_meta") if params else None
+                extra.update({k: v for k, v in carrier.items()
+                              if type(own) is not dict or k not in own})
             wire = dict(params) if params else {}
             meta = wire.get("_meta")
             wire["_meta"] = {**meta, **extra} if meta else extra
         try:
             data = dumps_request(rid, method, wire)
         except (TypeError, ValueError, RecursionError) as exc:
-            raise LocalProtocolError(f"arguments of {method} are not JSON: {exc}") from None
+            error = LocalProtocolError(f"arguments of {method} are not JSON: {exc}")
+            if tap is not None:
+                tap.unsent(rid, handle, error, now)
+            raise error from None
         deadline = min(now + idle, total_deadline)
         p = self.pending[rid] = Pending(rid, handle, method, parse, answer, walk, progress,
                                         idle, total, total_deadline, deadline)

@@ -114,6 +114,8 @@ class ServerRequests:
         wire.out.append(b"\n")
         if wire.objects is not None:
             wire.objects.append(obj)
+        if wire.tap is not None:
+            wire.tap.response_sent(obj, wire.now)
         return True
 
     def take(self, request_id: RequestId) -> str | None:

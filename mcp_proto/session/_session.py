@@ -21,7 +21,7 @@ The pump a binding runs (DESIGN section 4)::
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._elicitation import ElicitationTracker
 from .._errors import (
@@ -71,6 +71,9 @@ from ._server_requests import INTERNAL_ERROR, MAX_HANDLER_MESSAGE, ServerRequest
 from ._skill_ops import SkillOperations
 from ._state import Input, State, transition
 from ._task_runner import TaskRunner
+
+if TYPE_CHECKING:
+    from .._telemetry import Telemetry
 
 __all__ = ["ClientSession", "SessionStats"]
 
@@ -231,8 +234,25 @@ class ClientSession(SkillOperations):
 
     def next_event(self) -> Event | None:
         """The next event, or ``None`` when there are none left."""
-        events = self._wire.events
-        return events.popleft() if events else None
+        wire = self._wire
+        events = wire.events
+        if not events:
+            return None
+        event = events.popleft()
+        if wire.tap is not None:
+            wire.tap.on_event(event, wire.now)
+        return event
+
+    def instrument(self, telemetry: Telemetry | None) -> None:
+        """Let ``telemetry`` watch this session (OpenTelemetry by the MCP conventions: see
+        :mod:`mcp_proto._telemetry`); None stops it.  Set before the first request: an
+        operation already in flight gets no span."""
+        self._wire.tap = telemetry
+
+    @property
+    def telemetry(self) -> Telemetry | None:
+        """What watches this session for OpenTelemetry (:meth:`instrument`), or None."""
+        return self._wire.tap
 
     def next_deadline(self) -> float | None:
         """When :meth:`handle_timeout` must next be called (same clock as ``now``), or None."""
@@ -652,6 +672,8 @@ class ClientSession(SkillOperations):
         ``result`` is not JSON (the request stays open: answer again, or with an error)."""
         if self.state is State.CLOSED:
             return False
+        if now is not None and now > self._wire.now:
+            self._wire.now = now
         if request_id in self._inputs:
             return self._inputs.answer(request_id, result, now)
         if request_id in self._tasks.inputs:

@@ -13,7 +13,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from mcp_proto import (
     LOG_LEVELS,
@@ -62,8 +62,12 @@ from ..auth import OAuth
 from ..auth._store import TokenStore
 from ._config_files import AskInput, load_config
 
+if TYPE_CHECKING:
+    from .._otel import Instrumentation
+
 __all__ = [
     "REROUTE_PAUSE",
+    "SERVER_NAME_ATTRIBUTE",
     "TRIAL",
     "ApprovalCallback",
     "ConnectConfig",
@@ -77,6 +81,7 @@ __all__ = [
     "ServerEventCallback",
     "client_arguments",
     "failure",
+    "host_instrumentation",
     "log_refused_level",
     "host_connector",
     "coerce_arguments",
@@ -109,6 +114,10 @@ HostTraceCallback = Callable[[str, str, dict[str, Any]], Any]
 _H = TypeVar("_H")
 _C = TypeVar("_C")
 
+#: The attribute naming the server on every span of a Host's client (the conventions have
+#: none: this library's namespace).
+SERVER_NAME_ATTRIBUTE = "mcp_proto.server.name"
+
 #: The incarnation of a run the core does not know yet (update_server's trial).
 TRIAL = -1
 
@@ -122,8 +131,13 @@ REROUTE_PAUSE = 0.01
 # carries ``mcp_server`` (the server's name).
 
 
-def log_event(event: ServerEvent) -> None:
-    """Log one change of a server's state on :data:`LIFECYCLE`."""
+def log_event(event: ServerEvent, instrumentation: Instrumentation | None = None) -> None:
+    """Log one change of a server's state on :data:`LIFECYCLE` (and, instrumented, record
+    it as a span event: :func:`mcp_proto_io._otel.server_event`)."""
+    if instrumentation is not None:
+        from .._otel import server_event  # noqa: PLC0415 - loaded with the instrumentation
+
+        server_event(instrumentation, event)
     trouble = event.state in ("backoff", "failed")
     level = logging.WARNING if trouble else logging.INFO
     if not LIFECYCLE.isEnabledFor(level):
@@ -209,6 +223,9 @@ class HostOptions:
     """Send a call again after -32042 once the user accepted and the server completed."""
     task_receiver: bool = False
     """Each server's client runs the server's task-augmented requests as tasks."""
+    instrumentation: Instrumentation | None = None
+    """OpenTelemetry for every server's client (each span names its server) and the
+    servers' changes of state (None: off, nothing imported)."""
 
 
 def server_auth(spec: ServerSpec, options: HostOptions) -> OAuth | None:
@@ -266,6 +283,9 @@ def client_arguments(spec: ServerSpec, options: HostOptions,
         kwargs["retry_url_elicitation"] = options.retry_url_elicitation
     if options.task_receiver:
         kwargs["task_receiver"] = True
+    if options.instrumentation is not None:
+        kwargs["instrument"] = options.instrumentation.with_attributes(
+            **{SERVER_NAME_ATTRIBUTE: spec.name})
     if spec.transport == "stdio":
         kwargs["env"] = dict(spec.env) or None
         kwargs["cwd"] = spec.cwd
@@ -273,6 +293,19 @@ def client_arguments(spec: ServerSpec, options: HostOptions,
         kwargs["headers"] = dict(spec.headers) or None
         kwargs["auth"] = server_auth(spec, options)
     return kwargs
+
+
+def host_instrumentation(instrument: object, tracer_provider: Any, meter_provider: Any,
+                         capture_content: bool) -> Instrumentation | None:
+    """``connect_config``'s telemetry options as one :class:`Instrumentation` (None: off,
+    and ``opentelemetry`` never imported).  Raises as
+    :func:`mcp_proto_io._otel.instrumentation_of`."""
+    if instrument is False and tracer_provider is None and meter_provider is None \
+            and not capture_content:
+        return None
+    from .._otel import instrumentation_of  # noqa: PLC0415 - only when instrumented
+
+    return instrumentation_of(instrument, tracer_provider, meter_provider, capture_content)
 
 
 def failure(exc: BaseException, redactor: Redactor | None = None) -> tuple[str, str]:
@@ -314,7 +347,10 @@ class ConnectConfig(Protocol[_H_co]):
                  result_store: ResultStore | None = None,
                  on_url_elicitation: UrlElicitationHandler | None = None,
                  retry_url_elicitation: bool = False,
-                 task_receiver: bool = False) -> _H_co: ...
+                 task_receiver: bool = False,
+                 instrument: bool | Instrumentation = False,
+                 tracer_provider: Any = None, meter_provider: Any = None,
+                 capture_content: bool = False) -> _H_co: ...
 
 
 def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfig[_H]:
@@ -345,7 +381,10 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
                        result_store: ResultStore | None = None,
                        on_url_elicitation: UrlElicitationHandler | None = None,
                        retry_url_elicitation: bool = False,
-                       task_receiver: bool = False) -> _H:
+                       task_receiver: bool = False,
+                       instrument: bool | Instrumentation = False,
+                       tracer_provider: Any = None, meter_provider: Any = None,
+                       capture_content: bool = False) -> _H:
         """A Host for every server of a config; use it in a ``with`` block (``async with``
         on asyncio and trio).
 
@@ -398,6 +437,14 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
         ``retry_url_elicitation`` a call that got -32042 is sent again once the user accepted
         and the server completed.  ``task_receiver=True`` lets 2025-11-25 servers run their
         sampling and elicitation requests as tasks the client keeps (section 9.1).
+
+        Telemetry: ``instrument=True`` (or an
+        :class:`~mcp_proto_io._otel.Instrumentation`, or a ``tracer_provider`` /
+        ``meter_provider``) records every server's requests as OpenTelemetry spans and
+        histograms by the MCP conventions, each span with ``mcp_proto.server.name``, and
+        each server's changes of state (start, exit, restart) as span events;
+        ``capture_content=True`` adds tool arguments and results (redacted).  Needs
+        ``pip install 'mcp-proto[otel]'`` (``ImportError`` without it).
         """
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {log_level!r}; use one of "
@@ -420,7 +467,10 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
                               result_store=result_store,
                               on_url_elicitation=on_url_elicitation,
                               retry_url_elicitation=retry_url_elicitation,
-                              task_receiver=bool(task_receiver))
+                              task_receiver=bool(task_receiver),
+                              instrumentation=host_instrumentation(
+                                  instrument, tracer_provider, meter_provider,
+                                  capture_content))
         return cls(config, options)
 
     return connect_config

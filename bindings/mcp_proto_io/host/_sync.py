@@ -118,8 +118,9 @@ class HostBase:
     def _drain(self) -> list[ServerEvent]:
         """The core's state changes since the last drain, each logged (guard held)."""
         events = self._core.drain_events()
+        instrumentation = self._options.instrumentation
         for event in events:
-            log_event(event)
+            log_event(event, instrumentation)
         return events
 
     def _notify(self) -> None:
