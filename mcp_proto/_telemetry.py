@@ -416,13 +416,7 @@ class Telemetry:
         if error is None:
             self._end(key, live, {}, None, None, now, CLIENT_OPERATION_DURATION)
         else:
-            attrs: Attributes = {}
-            description = str(error)
-            if isinstance(error, RpcError):
-                attrs["rpc.response.status_code"] = str(error.code)
-                description = str(error.message)
-            self._end(key, live, attrs, error_type(error), description, now,
-                      CLIENT_OPERATION_DURATION)
+            self._failed(key, live, error, now)
 
     def unsent(self, rid: int, handle: RequestHandle[Any], error: MCPError,
                now: float) -> None:
@@ -432,8 +426,7 @@ class Telemetry:
         live = self._live.get(key)
         if live is not None and live.rids == [rid]:
             del self._live[key]
-            self._end(key, live, {}, error_type(error), str(error), now,
-                      CLIENT_OPERATION_DURATION)
+            self._failed(key, live, error, now)
 
     def cancel_sent(self, rid: int, reason: str | None, now: float) -> None:
         """``notifications/cancelled`` went out for request ``rid``."""
@@ -509,9 +502,12 @@ class Telemetry:
     def _on_failed(self, event: Failed, now: float) -> None:
         key: SpanKey = ("client", event.handle.id)
         live = self._live.pop(key, None)
-        if live is None:
-            return
-        error = event.error
+        if live is not None:
+            self._failed(key, live, event.error, now)
+
+    def _failed(self, key: SpanKey, live: _Live, error: MCPError, now: float) -> None:
+        """End an operation's span with ``error``: a JSON-RPC error's code and message (the
+        description the convention asks for), else the error's type and text."""
         attrs: Attributes = {}
         description = str(error)
         if isinstance(error, RpcError):
