@@ -25,6 +25,8 @@ import pytest
 from _bindings import BINDINGS, Binding, T, run
 from conftest import REPO, demo_command, demo_env, free_port, scripted_command, serving
 from mcp_proto_io.threads import connect_http, connect_stdio
+from opentelemetry import propagate
+from opentelemetry.propagators.textmap import TextMapPropagator
 from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
@@ -506,9 +508,6 @@ def test_opentelemetry_failing_never_fails_a_call(otel: Otel,
                                                   caplog: pytest.LogCaptureFixture) -> None:
     """A propagator that raises (a host's own, say): the call goes on, untraced where it
     failed, and the failure is logged on ``mcp_proto_io.telemetry``."""
-    from opentelemetry import propagate
-    from opentelemetry.propagators.textmap import TextMapPropagator
-
     class Broken(TextMapPropagator):
         def extract(self, carrier: Any, context: Any = None, getter: Any = None) -> Any:
             raise RuntimeError("broken extract")
