@@ -37,7 +37,8 @@ DICTS = {"ndjson": "jsonrpc.dict", "jsonrpc": "jsonrpc.dict", "session": "jsonrp
          "content": "jsonrpc.dict", "config": "config.dict", "schema": "schema.dict",
          "challenge": "challenge.dict", "discovery": "discovery.dict", "jwt": "jwt.dict",
          "sse": "sse.dict", "uri_template": "uri_template.dict", "redact": "redact.dict",
-         "http_error": "http_error.dict", "budget": "jsonrpc.dict"}
+         "http_error": "http_error.dict", "budget": "jsonrpc.dict",
+         "memory_server": "jsonrpc.dict", "transcript": "jsonrpc.dict"}
 #: Bytes of the largest input libFuzzer makes (the seeds may be longer).
 MAX_LEN = 16384
 

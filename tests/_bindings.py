@@ -353,6 +353,16 @@ class Binding:
     connect_stdio = stdio_client
     connect_http = http_client
 
+    def connect_memory(self, server: Any, **kwargs: Any) -> Any:
+        """A client of an in-memory server (``connect_memory``), not connected yet."""
+        kwargs.setdefault("timeout", T)
+        return self._wrap(self.module.connect_memory(server, **kwargs))
+
+    def connect_replay(self, path: Any, **kwargs: Any) -> Any:
+        """A client of a transcript played back (``connect_replay``), not connected yet."""
+        kwargs.setdefault("timeout", T)
+        return self._wrap(self.module.connect_replay(path, **kwargs))
+
     def connect_config(self, source: Any, **kwargs: Any) -> Any:
         """A Host (``async with``; ``await host.call_tool(...)`` in every binding)."""
         kwargs.setdefault("timeout", T)

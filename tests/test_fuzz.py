@@ -29,6 +29,7 @@ from fuzz import (
     fuzz_http_error,
     fuzz_jsonrpc,
     fuzz_jwt,
+    fuzz_memory_server,
     fuzz_ndjson,
     fuzz_redact,
     fuzz_schema,
@@ -36,6 +37,7 @@ from fuzz import (
     fuzz_session,
     fuzz_skills,
     fuzz_sse,
+    fuzz_transcript,
     fuzz_uri_template,
 )
 from mcp_proto import (
@@ -67,6 +69,7 @@ CORPORA: dict[str, ModuleType] = {
     "uri_template": fuzz_uri_template, "redact": fuzz_redact, "http_error": fuzz_http_error,
     "budget": fuzz_budget, "search": fuzz_search, "frontmatter": fuzz_frontmatter,
     "skills": fuzz_skills, "elicitation": fuzz_elicitation,
+    "memory_server": fuzz_memory_server, "transcript": fuzz_transcript,
 }
 
 FUZZ = settings(max_examples=300, deadline=None,

@@ -34,11 +34,13 @@ from fuzz import (
     fuzz_frontmatter,
     fuzz_http_error,
     fuzz_jwt,
+    fuzz_memory_server,
     fuzz_redact,
     fuzz_schema,
     fuzz_search,
     fuzz_skills,
     fuzz_sse,
+    fuzz_transcript,
     fuzz_uri_template,
 )
 from mcp_proto import Redactor, redact_url
@@ -72,6 +74,8 @@ HARNESSES: dict[str, ModuleType] = {
     "frontmatter": fuzz_frontmatter,
     "skills": fuzz_skills,
     "elicitation": fuzz_elicitation,
+    "memory_server": fuzz_memory_server,
+    "transcript": fuzz_transcript,
 }
 
 FUZZ = settings(max_examples=200, deadline=None,
@@ -678,3 +682,38 @@ def test_elicitation_structured(data: bytes) -> None:
 @given(st.binary(max_size=300))
 def test_elicitation_raw(data: bytes) -> None:
     _check(fuzz_elicitation, data)
+
+
+@FUZZ
+@given(structured(600))
+def test_memory_server_structured(data: bytes) -> None:
+    _check(fuzz_memory_server, data)
+
+
+@FUZZ
+@given(st.binary(max_size=400).map(lambda b: b"\x00" + b))
+def test_memory_server_raw(data: bytes) -> None:
+    _check(fuzz_memory_server, data)
+
+
+@FUZZ_SLOW
+@given(structured(600))
+def test_transcript_structured(data: bytes) -> None:
+    _check(fuzz_transcript, data)
+
+
+_transcript_lines = st.lists(st.sampled_from([
+    b'{"mcp_proto_transcript":1,"transport":"stdio","target":"s","client":{}}',
+    b'{"t":0.1,"dir":"send","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}',
+    b'{"t":0.2,"dir":"recv","msg":{"jsonrpc":"2.0","id":1,"result":{}}}',
+    b'{"t":0.3,"stderr":"x"}', b'{"t":0.4,"exit":{"code":1,"stderr_tail":""}}',
+    b'{"t":0.5,"closed":true}', b'{"t":0.6,"truncated":{"bytes":9}}', b'{"t":0.7}', b"[]",
+    b'{"mcp_proto_transcript":2}', b"", b"\xff"]), max_size=8)
+
+
+@FUZZ
+@given(_transcript_lines, st.lists(st.sampled_from([
+    b'{"jsonrpc":"2.0","id":7,"method":"ping"}', b'{"jsonrpc":"2.0","id":1,"result":{}}',
+    b"x", b"[1]"]), max_size=4))
+def test_transcript_raw(lines: list[bytes], client: list[bytes]) -> None:
+    _check(fuzz_transcript, b"\x00" + b"\n".join(lines) + b"\x00" + b"\n".join(client))

@@ -160,6 +160,8 @@ RULES: dict[str, frozenset[str]] = {
     "mcp_proto.http": frozenset({RECORDS, "mcp_proto.wire", "mcp_proto.session",
                                  "mcp_proto.auth"}),
     "mcp_proto.host": frozenset({RECORDS, "mcp_proto.host.*"}),
+    # the test doubles' server side (in-memory server, transcripts, replay): over the wire
+    "mcp_proto.testing": frozenset({RECORDS, "mcp_proto.wire"}),
     # the host layer's subrooms are pure functions of their input over the shared records ...
     "mcp_proto.host.*": frozenset({RECORDS}),
     # ... but the config dialects make the host layer's records (HostConfig, RestartPolicy)

@@ -153,6 +153,14 @@ class ClientOptions:
     def _runtime_state(self) -> None:
         """Set what the runtime's client keeps of its own (its connection, its lock)."""
 
+    def _record(self, path: str | os.PathLike[str], transport: str, target: str) -> None:
+        """``record=PATH``: every message of every connection, written as a transcript."""
+        from ._record import Recording  # noqa: PLC0415 - recording clients only
+
+        self._observer.recording = Recording(path, transport=transport, target=target,
+                                             client_info=self._client_info,
+                                             redactor=self._observer.redactor)
+
     def _new_session(self) -> ClientSession:
         """The core's session for a new connection, with this client's options (watched
         for OpenTelemetry when instrumented)."""
@@ -206,6 +214,8 @@ class ClientOptions:
         """A connection became ready: remember what the server speaks, and what it said."""
         self._era_memory.opened(self._key, self._pinned_era, ready, session)
         self._ready = ready
+        if self._observer.recording is not None:
+            self._observer.recording.ready(ready.era, ready.protocol_version)
         info = ready.server_info
         self._observer.lifecycle(LOG_INFO, f"connected to {info.name} {info.version} "
                                            f"(protocol {ready.protocol_version}, {ready.era})")
@@ -217,7 +227,12 @@ class ClientOptions:
         it).  ``stderr_tail`` is redacted already (``StderrTail.text``: redacted before it
         was cut, so no secret crossing the cut shows in part)."""
         observer = self._observer
-        error = ServerExited(exit_code, stderr_tail, server=observer.label)
+        failure = getattr(getattr(self, "_command", None), "failure", None)
+        diverged = failure() if failure is not None else None  # a replay that diverged
+        error: ServerExited = diverged if isinstance(diverged, ServerExited) \
+            else ServerExited(exit_code, stderr_tail, server=observer.label)
+        if observer.recording is not None and not closed:
+            observer.recording.exit(exit_code, stderr_tail)
         if not closed:
             observer.lifecycle(LOG_WARNING, str(error))
         return error
@@ -226,6 +241,8 @@ class ClientOptions:
         """The host closed the client (logged once)."""
         if not self._closed:
             self._observer.lifecycle(LOG_INFO, "closed")
+            if self._observer.recording is not None:
+                self._observer.recording.close()
 
 
 def opening(plan: Plan) -> Operation[Ready]:
@@ -239,6 +256,9 @@ def probe_killed(conn: Connection, plan: Plan, exc: ConnectionClosed) -> ProbeKi
     """What to raise when an opening as ``plan`` ended with ``exc``: V-23's
     :class:`ProbeKilledServer` (start again in the handshake era) when the server exited on
     the era probe, else None (``exc`` itself)."""
+    failure = getattr(getattr(conn.client, "_command", None), "failure", None)
+    if failure is not None and failure() is not None:
+        return None  # a replay that diverged: its error, never a second opening
     if conn.session.probe_killed_server and plan[0] != "legacy":
         return ProbeKilledServer(str(exc))
     return None
@@ -268,7 +288,8 @@ class StdioOptions(ClientOptions):
                  retry_url_elicitation: bool = False,
                  task_receiver: bool | TaskStore = False,
                  instrument: bool | Instrumentation = False, tracer_provider: Any = None,
-                 meter_provider: Any = None, capture_content: bool = False) -> None:
+                 meter_provider: Any = None, capture_content: bool = False,
+                 record: str | os.PathLike[str] | None = None) -> None:
         argv = argv_of(command)
         super().__init__(stdio_key(argv, cwd, env), timeout=timeout,
                          client_info=client_info, limits=limits,
@@ -282,6 +303,8 @@ class StdioOptions(ClientOptions):
                          task_receiver=task_receiver, instrument=instrument,
                          tracer_provider=tracer_provider, meter_provider=meter_provider,
                          capture_content=capture_content)
+        if record is not None:
+            self._record(record, "stdio", " ".join(argv))
         self._command = command
         self._env = env
         self._cwd = cwd
@@ -312,7 +335,8 @@ class HttpOptions(ClientOptions):
                  retry_url_elicitation: bool = False,
                  task_receiver: bool | TaskStore = False,
                  instrument: bool | Instrumentation = False, tracer_provider: Any = None,
-                 meter_provider: Any = None, capture_content: bool = False) -> None:
+                 meter_provider: Any = None, capture_content: bool = False,
+                 record: str | os.PathLike[str] | None = None) -> None:
         from mcp_proto.http._streamable import HttpTarget  # noqa: PLC0415 - stdio clients never load it
 
         target = HttpTarget.parse(url)  # raises LocalProtocolError for a bad URL
@@ -329,6 +353,10 @@ class HttpOptions(ClientOptions):
                          task_receiver=task_receiver, instrument=instrument,
                          tracer_provider=tracer_provider, meter_provider=meter_provider,
                          capture_content=capture_content)
+        if record is not None:
+            from mcp_proto import redact_url  # noqa: PLC0415 - recording clients only
+
+            self._record(record, "http", redact_url(url))
         self._target = target
         self._url = url
         self._headers = dict(headers or {})

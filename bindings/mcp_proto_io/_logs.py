@@ -39,11 +39,14 @@ import json
 import logging
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_proto import LogMessage, NdjsonFramer, Oversize, Redactor
 
 from ._handlers import StderrCallback, TraceCallback
+
+if TYPE_CHECKING:
+    from ._record import Recording
 
 __all__ = [
     "LIFECYCLE",
@@ -121,7 +124,7 @@ class Observer:
     redactor, its callbacks.  One per client; every connection of it asks for its
     :meth:`stderr_lines` and :meth:`tracer`."""
 
-    __slots__ = ("extra", "label", "on_stderr", "on_trace", "redactor")
+    __slots__ = ("extra", "label", "on_stderr", "on_trace", "recording", "redactor")
 
     def __init__(self, label: str, redactor: Redactor, on_stderr: StderrCallback | None,
                  on_trace: TraceCallback | None) -> None:
@@ -130,6 +133,7 @@ class Observer:
         self.on_stderr = on_stderr
         self.on_trace = on_trace
         self.extra = {"mcp_server": label}
+        self.recording: Recording | None = None  # record=PATH: every message, line, head
 
     def stderr_lines(self) -> StderrLines:
         """The line splitter of one server process's stderr."""
@@ -139,7 +143,8 @@ class Observer:
         """The tracer of one connection, or None when nobody listens (no ``on_trace``, the
         wire logger not enabled for DEBUG): decided now, at connect, so that a connection
         not traced does no work per message."""
-        if self.on_trace is None and not WIRE.isEnabledFor(logging.DEBUG):
+        if self.on_trace is None and self.recording is None \
+                and not WIRE.isEnabledFor(logging.DEBUG):
             return None
         return Tracer(self)
 
@@ -148,6 +153,8 @@ class Observer:
         to :data:`MAX_STDERR_LINE` characters.  Never raises."""
         try:
             line = _excerpt(self.redactor, line, MAX_STDERR_LINE)
+            if self.recording is not None:
+                self.recording.stderr(line)
             if self.on_stderr is not None:
                 _safely(self.on_stderr, line)
             if STDERR.isEnabledFor(logging.INFO):
@@ -201,7 +208,9 @@ class StderrLines:
     def wanted(self) -> bool:
         """Whether anyone listens (checked per chunk: the stderr logger may be turned on
         while the server runs)."""
-        return self._observer.on_stderr is not None or STDERR.isEnabledFor(logging.INFO)
+        observer = self._observer
+        return observer.on_stderr is not None or observer.recording is not None \
+            or STDERR.isEnabledFor(logging.INFO)
 
     def feed(self, data: bytes) -> None:
         """Bytes the server wrote to stderr."""
@@ -275,7 +284,12 @@ class Tracer:
 
     def message(self, direction: str, obj: object) -> None:
         """A JSON value sent or received over HTTP (a message, a batch, or what did not
-        parse).  Never raises."""
+        parse), or an answer's head (``"http"``: for a recording only).  Never raises."""
+        if direction == "http":
+            recording = self._observer.recording
+            if recording is not None and isinstance(obj, dict):
+                _safely(recording.http, obj)
+            return
         if isinstance(obj, list):
             for item in obj:
                 self.message(direction, item)
@@ -309,6 +323,8 @@ class Tracer:
         except Exception as exc:  # pragma: no cover - not a JSON value
             self._show(direction, _unshown(exc))
             return
+        if observer.recording is not None:
+            observer.recording.message(direction, shown)  # never raises: it logs and stops
         if observer.on_trace is not None:
             _safely(observer.on_trace, direction, shown)
         try:

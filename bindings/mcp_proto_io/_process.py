@@ -56,10 +56,15 @@ _POLL = 0.01
 
 
 def argv_of(command: str | Sequence[str]) -> list[str]:
-    """The argv of a command: a sequence as it is, a string split like a POSIX shell would.
+    """The argv of a command: a sequence as it is, a string split like a POSIX shell would;
+    an in-memory server's (:class:`~mcp_proto_io._memory.MemoryCommand`) its label and its
+    identity (what the client's era is remembered by).
 
     Raises ``ValueError`` for an empty command.
     """
+    label = getattr(command, "label", None)
+    if isinstance(label, str) and hasattr(command, "start_memory"):
+        return [label, f"#{id(command):x}"]
     argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
     if not argv:
         raise ValueError("the server command is empty")
@@ -116,6 +121,9 @@ def spawn(command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
     ``env`` is merged over the current environment.  Raises ``OSError`` (for example
     ``FileNotFoundError``) when the program cannot be started: the caller reports the command.
     """
+    start_memory = getattr(command, "start_memory", None)
+    if start_memory is not None:  # connect_memory / connect_replay: a server in this process
+        return start_memory(), None
     argv = argv_of(command)
     full_env = None
     if env is not None:
@@ -183,6 +191,9 @@ def _group_alive(pgid: int) -> bool:
 
 
 def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    if getattr(proc, "in_memory", False):  # a MemoryProcess: no group, it stops itself
+        proc.send_signal(sig)
+        return
     if sys.platform == "win32":  # pragma: no cover
         proc.kill()
         return
@@ -198,7 +209,7 @@ def _wait_gone(proc: subprocess.Popen[bytes], seconds: float) -> Generator[float
     deadline = time.monotonic() + seconds
     while True:
         proc.poll()
-        if proc.returncode is not None and (sys.platform == "win32"
+        if proc.returncode is not None and (sys.platform == "win32" or proc.pid is None
                                             or not _group_alive(proc.pid)):
             return True
         if time.monotonic() >= deadline:

@@ -19,7 +19,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import _lazy
+from ._memory import connectors as _connectors
 from ._sync import Client, ClientBase, HttpClient, connect_http, connect_stdio
+
+connect_memory, connect_replay = _connectors(Client, __name__)
 
 if TYPE_CHECKING:
     from ._lazy import *  # noqa: F403 - the authorization classes, named once there
@@ -27,7 +30,8 @@ if TYPE_CHECKING:
 else:  # the same names, imported when first used (PEP 562): a client-only program needs neither
     __getattr__, __dir__ = _lazy.lazy_names(__name__, ".host._threads")
 
-__all__ = ["Client", "Host", "HttpClient", "connect_config", "connect_http", "connect_stdio"]
+__all__ = ["Client", "Host", "HttpClient", "connect_config", "connect_http", "connect_memory",
+           "connect_replay", "connect_stdio"]
 __all__ += _lazy.__all__
 __all__.sort()
 

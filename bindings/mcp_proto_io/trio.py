@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING
 
 from . import _lazy
 from ._async._trio import Client, HttpClient, connect_http, connect_stdio
+from ._memory import connectors as _connectors
+
+connect_memory, connect_replay = _connectors(Client, __name__)
 
 if TYPE_CHECKING:
     from ._lazy import *  # noqa: F403 - the authorization classes, named once there
@@ -31,7 +34,8 @@ if TYPE_CHECKING:
 else:  # the same names, imported when first used (PEP 562): a client-only program needs neither
     __getattr__, __dir__ = _lazy.lazy_names(__name__, ".host._trio")
 
-__all__ = ["Client", "Host", "HttpClient", "connect_config", "connect_http", "connect_stdio"]
+__all__ = ["Client", "Host", "HttpClient", "connect_config", "connect_http", "connect_memory",
+           "connect_replay", "connect_stdio"]
 __all__ += _lazy.__all__
 __all__.sort()
 

@@ -14,8 +14,7 @@ error without a JSON-RPC body fails the probe the same way an error answer does 
 In the handshake era the GET stream for server-initiated messages opens once the session is
 ready (405 tolerated, H-07); the first other requests wait (at most :data:`OPENING_GATE`) for
 its answer and for the 202 of ``notifications/initialized``.  A dropped SSE stream is resumed
-by GET with ``Last-Event-ID`` after the server's ``retry`` delay (H-06), a bounded number of
-times.  A 404 on a session ends it (H-11).
+by GET with ``Last-Event-ID`` after the server's ``retry`` delay (H-06), bounded times.
 
 When ``initialize`` is refused with 400/404/405 too, the server is a 2024-11-05 HTTP+SSE one
 (2.3, X-30): a GET stream announces, in an ``endpoint`` event, where to POST (same origin
@@ -229,8 +228,9 @@ class StreamableHttp:
         self._extra = list(extra.items())
         self._redactor = Redactor.of(headers=extra)
         self.trace: Callable[[str, object], None] | None = None
-        """Told each JSON-RPC value sent (``"send"``, the message) and received (``"recv"``:
-        a message, a batch, or what failed to parse), before redaction; None: no tracing."""
+        """Told each JSON-RPC value sent (``"send"``) and received (``"recv"``: a message, a
+        batch, what failed to parse), and each answer's head (``"http"``: method, status,
+        headers), before redaction; None: no tracing."""
         self.session_id: str | None = None
         """``Mcp-Session-Id`` the server gave (handshake era, H-10)."""
         self._next = 1
@@ -240,13 +240,11 @@ class StreamableHttp:
         self._timers: list[tuple[float, int, str, str, int]] = []  # resumptions due
         self._ready: list[HttpExchange] = []  # exchanges created by timers
         self.get_stream = "closed"
-        """The GET stream for server-initiated messages (H-07, handshake era): ``closed``,
-        ``open``, or ``refused`` (the server answered 405 or another error: tolerated)."""
+        """The GET stream (H-07, handshake era): ``closed``, ``open``, ``refused`` (tolerated)."""
         self._get_reopen_at: float | None = None
         self._get_last_id = ""
         self.transport = "streamable"
-        """``streamable`` (2025-03-26 and later, and 2026-07-28), or ``sse`` once the server
-        proved to be a 2024-11-05 HTTP+SSE one (X-30)."""
+        """``streamable``, or ``sse`` once the server proved a 2024-11-05 HTTP+SSE one (X-30)."""
         self._endpoint: str | None = None  # HTTP+SSE: where to POST, once announced
         self._pending_initialize: HttpExchange | None = None  # waiting for the endpoint
         self._gate: set[int] = set()  # exchanges the others wait for (OPENING_GATE)
@@ -552,6 +550,8 @@ class StreamableHttp:
 
     def _on_head(self, ex: HttpExchange, head: h11.Response) -> None:
         ex.status = head.status_code
+        if self.trace is not None:  # for a transcript: the exchange, not a message
+            self.trace("http", {"method": ex.method, "status": ex.status, "headers": head.headers})
         ex.reason = head.reason.decode("latin-1")[:MAX_REASON]
         if 300 <= head.status_code < 400:
             raise RemoteProtocolError(f"{ex.rpc_method}: the server redirected "

@@ -300,6 +300,10 @@ GLOBAL_FLAGS: tuple[FlagUse, ...] = (
     FlagUse(("--trace",), "trace", CONNECTING, _ANY,
             "print every JSON-RPC message both ways on stderr (credentials redacted)", False,
             options={"action": "store_true"}),
+    FlagUse(("--record",), "record", SERVER_COMMANDS, _ANY,
+            "write the session as a transcript (JSON lines, credentials redacted) to PATH, "
+            "for connect_replay; with --config PATH is a folder: one NAME.jsonl a server",
+            options={"metavar": "PATH"}),
 )
 
 #: The prefix of the dest a global option given after the subcommand is parsed into.

@@ -272,7 +272,8 @@ def run_host(args: argparse.Namespace, out: TextIO, status: StatusLine) -> int:
                           client_info=CLIENT_INFO,
                           start="lazy" if args.cmd in LAZY else "eager",
                           log_level=VERBOSE_LOG_LEVEL if args.verbose else None,
-                          on_url_elicitation=TerminalUrlElicitation(sys.stderr, sys.stdin))
+                          on_url_elicitation=TerminalUrlElicitation(sys.stderr, sys.stdin),
+                          record=args.record)
     try:
         with WaitingLine(host.servers, status):
             host.open()

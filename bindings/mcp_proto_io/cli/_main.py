@@ -174,11 +174,13 @@ def _connect(args: argparse.Namespace, command: list[str]) -> _ClientBase:
             headers[name.strip()] = value.strip()
         return connect_http(args.url, headers=headers, timeout=args.timeout,
                             client_info=CLIENT_INFO, auth=stored_auth(args),
-                            on_url_elicitation=TerminalUrlElicitation(sys.stderr, sys.stdin))
+                            on_url_elicitation=TerminalUrlElicitation(sys.stderr, sys.stdin),
+                            record=args.record)
     return connect_stdio(command, env=key_values(args.env, "--env") or None, cwd=args.cwd,
                          timeout=args.timeout, client_info=CLIENT_INFO,
                          label=stdio_label(command),
-                         on_url_elicitation=TerminalUrlElicitation(sys.stderr, sys.stdin))
+                         on_url_elicitation=TerminalUrlElicitation(sys.stderr, sys.stdin),
+                         record=args.record)
 
 
 def _heading(client: _ClientBase, out: TextIO) -> None:

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from .._otel import Instrumentation
 
 __all__ = [
+    "MEMORY_PREFIX",
     "REROUTE_PAUSE",
     "SERVER_NAME_ATTRIBUTE",
     "TRIAL",
@@ -82,6 +83,7 @@ __all__ = [
     "client_arguments",
     "failure",
     "host_instrumentation",
+    "with_memory",
     "log_refused_level",
     "host_connector",
     "coerce_arguments",
@@ -226,6 +228,11 @@ class HostOptions:
     instrumentation: Instrumentation | None = None
     """OpenTelemetry for every server's client (each span names its server) and the
     servers' changes of state (None: off, nothing imported)."""
+    memory: Mapping[str, Any] | None = None
+    """In-memory servers by name (``connect_config(memory=...)``): their clients are
+    ``connect_memory`` ones."""
+    record: str | None = None
+    """A folder: each server's transcript is written to ``<folder>/<name>.jsonl``."""
 
 
 def server_auth(spec: ServerSpec, options: HostOptions) -> OAuth | None:
@@ -286,6 +293,8 @@ def client_arguments(spec: ServerSpec, options: HostOptions,
     if options.instrumentation is not None:
         kwargs["instrument"] = options.instrumentation.with_attributes(
             **{SERVER_NAME_ATTRIBUTE: spec.name})
+    if options.record is not None:
+        kwargs["record"] = os.path.join(options.record, f"{spec.name}.jsonl")
     if spec.transport == "stdio":
         kwargs["env"] = dict(spec.env) or None
         kwargs["cwd"] = spec.cwd
@@ -293,6 +302,30 @@ def client_arguments(spec: ServerSpec, options: HostOptions,
         kwargs["headers"] = dict(spec.headers) or None
         kwargs["auth"] = server_auth(spec, options)
     return kwargs
+
+
+#: The command of a config entry served in memory: ``memory:NAME`` (``connect_config(memory=)``).
+MEMORY_PREFIX = "memory:"
+
+
+def with_memory(config: HostConfig, memory: Mapping[str, Any] | None) -> HostConfig:
+    """``config`` with the in-memory servers: an entry whose command is ``memory:NAME``
+    keeps its options, a server the config lacks is added.  Raises ``ValueError`` for a
+    ``memory:NAME`` entry whose server was not given."""
+    memory = memory or {}
+    servers = dict(config.servers)
+    for name, spec in servers.items():
+        wanted = spec.command[0][len(MEMORY_PREFIX):] if spec.command and \
+            spec.command[0].startswith(MEMORY_PREFIX) else None
+        if wanted is not None and wanted not in memory:
+            raise ValueError(f"server {name!r} names {spec.command[0]!r}, but no such "
+                             "in-memory server was given (connect_config(memory=...))")
+    for name in memory:
+        known = servers.get(name)
+        command = (f"{MEMORY_PREFIX}{name}",)
+        servers[name] = ServerSpec(name=name, command=command) if known is None \
+            else known.edited(transport="stdio", command=command)
+    return replace(config, servers=servers) if memory else config
 
 
 def host_instrumentation(instrument: object, tracer_provider: Any, meter_provider: Any,
@@ -350,7 +383,9 @@ class ConnectConfig(Protocol[_H_co]):
                  task_receiver: bool = False,
                  instrument: bool | Instrumentation = False,
                  tracer_provider: Any = None, meter_provider: Any = None,
-                 capture_content: bool = False) -> _H_co: ...
+                 capture_content: bool = False,
+                 memory: Mapping[str, Any] | None = None,
+                 record: str | os.PathLike[str] | None = None) -> _H_co: ...
 
 
 def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfig[_H]:
@@ -384,7 +419,9 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
                        task_receiver: bool = False,
                        instrument: bool | Instrumentation = False,
                        tracer_provider: Any = None, meter_provider: Any = None,
-                       capture_content: bool = False) -> _H:
+                       capture_content: bool = False,
+                       memory: Mapping[str, Any] | None = None,
+                       record: str | os.PathLike[str] | None = None) -> _H:
         """A Host for every server of a config; use it in a ``with`` block (``async with``
         on asyncio and trio).
 
@@ -445,6 +482,13 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
         each server's changes of state (start, exit, restart) as span events;
         ``capture_content=True`` adds tool arguments and results (redacted).  Needs
         ``pip install 'mcp-proto[otel]'`` (``ImportError`` without it).
+
+        Testing: ``memory={"name": MemoryServer(...)}`` serves those servers in this
+        process (an entry of the config whose command is ``memory:NAME`` takes its options
+        from the config; one the config lacks is added); ``record`` (a folder, made if
+        needed) writes each server's transcript to ``<record>/<name>.jsonl`` for
+        ``connect_replay``.  ``ValueError`` for a ``memory:NAME`` command with no such
+        server given.
         """
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {log_level!r}; use one of "
@@ -453,7 +497,10 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
             raise TypeError(f"budget must be a Budget or None, not {type(budget).__name__}")
         if result_store is not None and not isinstance(result_store, ResultStore):
             raise TypeError("result_store must be a ResultStore or None")
-        config = load_source(source, dialect=dialect, env=env, inputs=inputs, ask=ask)
+        config = with_memory(load_source(source, dialect=dialect, env=env, inputs=inputs,
+                                         ask=ask), memory)
+        if record is not None:
+            os.makedirs(record, exist_ok=True)
         options = HostOptions(names=meta_policy(names or NamePolicy()), restart=restart,
                               timeout=timeout,
                               max_servers=max_servers, on_server_event=on_server_event,
@@ -470,7 +517,9 @@ def host_connector(cls: Callable[[HostConfig, HostOptions], _H]) -> ConnectConfi
                               task_receiver=bool(task_receiver),
                               instrumentation=host_instrumentation(
                                   instrument, tracer_provider, meter_provider,
-                                  capture_content))
+                                  capture_content),
+                              memory=dict(memory) if memory else None,
+                              record=None if record is None else os.fspath(record))
         return cls(config, options)
 
     return connect_config

@@ -44,6 +44,7 @@ from mcp_proto.host import (
 
 # -- the client side (the threads Host's, from _async.py's block) --
 from .._handlers import ProgressCallback, StatusCallback
+from .._memory import memory_command
 from .._sync import ClientBase as _ClientBase
 from ._blocking import BlockingRuntime, TaskHandle
 from ._common import (
@@ -247,7 +248,12 @@ class HostBase:
 
         kwargs = client_arguments(spec, self._options, on_notification)
         client: _ClientBase
-        if spec.transport == "stdio":
+        memory = (self._options.memory or {}).get(spec.name)
+        if memory is not None:  # served in this process (connect_config(memory=...))
+            kwargs.pop("env", None)
+            kwargs.pop("cwd", None)
+            client = type(self)._connect_stdio(memory_command(memory), **kwargs)
+        elif spec.transport == "stdio":
             client = type(self)._connect_stdio(list(spec.command), **kwargs)
         else:
             assert spec.url is not None
