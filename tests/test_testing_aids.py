@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from servers.auth_server import AuthServer
 from test_auth_bindings import oauth
 
 from mcp_proto import (
+    ConnectionClosed,
     Progress,
     RequestTimeout,
     RpcError,
@@ -414,3 +416,103 @@ def test_the_pytest_plugin_records_then_replays(pytester: pytest.Pytester) -> No
     missing = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     missing.assert_outcomes(passed=1, failed=1)
     assert "--mcp-record" in missing.stdout.str()
+
+
+# -- the in-memory server passes what the scripted server's client tests check ------------------
+
+
+def scripted_twin() -> MemoryServer:
+    """The scripted test server's default tools, in memory: ``echo``, a ``sleep`` that stops
+    when cancelled, ``die`` (the server exits with code 3 and "dying" on stderr)."""
+    server = MemoryServer("twin", protocol_versions=["2025-11-25"])
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    @server.tool()
+    def sleep(seconds: float, ctx: Any) -> str:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not ctx.cancelled:
+            time.sleep(0.01)
+        return "slept"
+
+    @server.tool()
+    def die() -> str:
+        server.exit(3, "dying")
+        return "never seen"
+
+    return server
+
+
+def calls_of(server: MemoryServer, name: str) -> list[dict[str, Any]]:
+    return [m for m in server.received if isinstance(m, dict) and m.get("method") ==
+            "tools/call" and m["params"]["name"] == name]
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_memory_server_death_mid_call_then_next_call_works(binding: str) -> None:
+    server = scripted_twin()
+
+    async def scenario(b: Binding) -> None:
+        async with b.connect_memory(server) as c:
+            with pytest.raises(ServerExited) as info:
+                await c.call_tool("die", {})
+            assert info.value.exit_code == 3 and "dying" in info.value.stderr_tail
+            assert (await c.call_tool("echo", {"text": "again"})).text == "again"
+
+    run(binding, scenario)
+    assert len(calls_of(server, "die")) == 1 and calls_of(server, "echo") == []  # a new one
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_memory_server_timeout_then_client_still_usable(binding: str) -> None:
+    server = scripted_twin()
+
+    async def scenario(b: Binding) -> None:
+        async with b.connect_memory(server) as c:
+            with pytest.raises(RequestTimeout):
+                await c.call_tool("sleep", {"seconds": 5}, timeout=0.3)
+            assert (await c.call_tool("echo", {"text": "after"})).text == "after"
+
+    run(binding, scenario)
+    [call] = calls_of(server, "sleep")
+    cancels = [m["params"]["requestId"] for m in server.received
+               if isinstance(m, dict) and m.get("method") == "notifications/cancelled"]
+    assert cancels == [call["id"]]
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_memory_server_20_pipelined_concurrent_calls(binding: str) -> None:
+    server = scripted_twin()
+
+    async def scenario(b: Binding) -> None:
+        async with b.connect_memory(server) as c:
+            results = await b.gather(*[
+                (lambda i=i: c.call_tool("echo", {"text": f"m{i}"})) for i in range(20)])
+            assert [r.text for r in results] == [f"m{i}" for i in range(20)]
+
+    run(binding, scenario)
+    ids = [m["id"] for m in calls_of(server, "echo")]
+    assert len(ids) == len(set(ids)) == 20
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_memory_server_close_from_another_task_fails_pending_calls(binding: str) -> None:
+    server = scripted_twin()
+
+    async def scenario(b: Binding) -> None:
+        c = b.connect_memory(server)
+        await c.connect()
+        async with b.tasks() as tg:
+            pending = [tg.spawn(c.call_tool, "sleep", {"seconds": 30}, name=f"sleep-{i}")
+                       for i in range(3)]
+            await b.wait_until(lambda: len(calls_of(server, "sleep")) == 3, 5.0)
+            await tg.spawn(c.aclose, name="closer").result()
+            for job in pending:
+                await job.wait()
+                assert isinstance(job.error, ConnectionClosed), (job.error, job.cancelled)
+        with pytest.raises(ConnectionClosed):
+            await c.call_tool("echo", {"text": "after close"})
+
+    run(binding, scenario)

@@ -16,6 +16,7 @@ threads, asyncio or trio one.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import select
@@ -24,6 +25,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 __all__ = ["MAX_HANDLER_THREADS", "Context", "MemoryCommand", "MemoryProcess", "connectors",
@@ -131,7 +133,10 @@ class Context:
 
     @property
     def cancelled(self) -> bool:
-        """Whether the client sent ``notifications/cancelled`` for this call."""
+        """Whether the client sent ``notifications/cancelled`` for this call, or the server
+        is over (the client closed, the server exited): a long handler stops then."""
+        if self._proc.returncode is not None:
+            return True
         return bool(self._proc.locked(lambda e: e.is_cancelled(self._call.call_id)))
 
     def progress(self, progress: float, total: float | None = None,
@@ -187,7 +192,10 @@ class MemoryProcess:
         self._lock = threading.Lock()
         self._answered = threading.Condition(self._lock)
         self._answers: dict[Any, Any] = {}
-        self._slots = threading.BoundedSemaphore(MAX_HANDLER_THREADS)
+        # Handlers run on a pool of threads (made as calls need them, reused, up to the
+        # bound): a thread a call would cost more than the call.
+        self._pool = ThreadPoolExecutor(MAX_HANDLER_THREADS,
+                                        thread_name_prefix=f"mcp-proto-memory-{label}-call")
         self._stop_code: int | None = None
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._serve, name=f"mcp-proto-memory-{label}",
@@ -308,27 +316,25 @@ class MemoryProcess:
         if next_call is None:
             return
         while (call := next_call()) is not None:
-            threading.Thread(target=self._run, args=(call,), daemon=True,
-                             name=f"mcp-proto-memory-call-{call.call_id}").start()
+            if _inline(call.fn):  # plain, no ctx: here, now (a hand-off costs more)
+                self._finish(call, _outcome(call.fn, dict(call.arguments)))
+            else:
+                self._pool.submit(self._run, call)
 
     def _run(self, call: Any) -> None:
-        with self._slots:
-            try:
-                fn = call.fn
-                kwargs = dict(call.arguments)
-                if _takes_ctx(fn):
-                    kwargs["ctx"] = Context(self, call)
-                outcome: Any = fn(**kwargs)
-                if inspect.isawaitable(outcome):  # an async handler: its own loop, here
-                    import asyncio  # noqa: PLC0415 - only for async handlers
+        """One handler call on a pool thread (it takes ``ctx``, or is ``async``)."""
+        kwargs = dict(call.arguments)
+        if _takes_ctx(call.fn):
+            kwargs["ctx"] = Context(self, call)
+        outcome = _outcome(call.fn, kwargs)
+        with self._lock:
+            self._finish(call, outcome)
+        self._wake()
 
-                    outcome = asyncio.run(_awaited(outcome))
-            except BaseException as exc:  # the handler's failure is the call's result
-                outcome = exc
-            with self._lock:
-                if self.returncode is None:
-                    self.endpoint.finish(call.call_id, outcome, time.monotonic())
-            self._wake()
+    def _finish(self, call: Any, outcome: Any) -> None:
+        """The call's outcome to the endpoint (under the lock)."""
+        if self.returncode is None:
+            self.endpoint.finish(call.call_id, outcome, time.monotonic())
 
     def _collect_answers(self) -> None:
         next_answer = getattr(self.endpoint, "next_answer", None)
@@ -359,6 +365,7 @@ class MemoryProcess:
             pass
 
     def _end(self, code: int) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)  # a running handler finishes
         for fd in self._fds.values():
             try:
                 os.close(fd)
@@ -375,11 +382,34 @@ class MemoryProcess:
             os.close(self._wake_w)
 
 
+def _outcome(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """What ``fn(**kwargs)`` gives: its value (an async one's awaited, on a loop of its
+    own), or the exception it raised: the call's result either way."""
+    try:
+        outcome: Any = fn(**kwargs)
+        if inspect.isawaitable(outcome):
+            import asyncio  # noqa: PLC0415 - only for async handlers
+
+            outcome = asyncio.run(_awaited(outcome))
+    except BaseException as exc:  # the handler's failure is the call's result
+        outcome = exc
+    return outcome
+
+
+@functools.lru_cache(maxsize=1024)
 def _takes_ctx(fn: Callable[..., Any]) -> bool:
     try:
         return "ctx" in inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _inline(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` runs on the server's own thread: a plain function that takes no
+    ``ctx`` (it cannot wait on the client; one that blocks delays the calls after it,
+    as a single-threaded server would).  Others run on the pool."""
+    return not _takes_ctx(fn) and not inspect.iscoroutinefunction(fn)
 
 
 async def _awaited(awaitable: Any) -> Any:

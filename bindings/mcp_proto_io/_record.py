@@ -30,7 +30,7 @@ _LIFECYCLE = logging.getLogger("mcp_proto_io.lifecycle")
 class Recording:
     """One client's transcript file (created, or emptied, when the client is made)."""
 
-    __slots__ = ("_file", "_lock", "_sent", "_writer", "path")
+    __slots__ = ("_file", "_lock", "_redactor", "_sent", "_writer", "path")
 
     def __init__(self, path: str | os.PathLike[str], *, transport: str, target: str,
                  client_info: Implementation, redactor: Redactor,
@@ -43,7 +43,8 @@ class Recording:
         self._writer = TranscriptWriter(
             transport=transport, target=redactor.text(target),
             client={"name": client_info.name, "version": client_info.version},
-            start=time.monotonic(), redactor=redactor, **kwargs)
+            start=time.monotonic(), **kwargs)  # what it is given is redacted already
+        self._redactor = redactor
         self._sent: set[object] = set()  # ids of requests sent and not answered yet
         self._file: Any = open(self.path, "wb", buffering=0)  # noqa: SIM115 - closed in close()
         self._put(self._writer.header())
@@ -68,7 +69,8 @@ class Recording:
 
     def http(self, head: Mapping[str, Any]) -> None:
         """An HTTP answer's head: the exchange's method, the status and the headers."""
-        headers = {_text(k).lower(): _text(v) for k, v in head.get("headers", ())}
+        text = self._redactor.text
+        headers = {_text(k).lower(): text(_text(v)) for k, v in head.get("headers", ())}
         self._put(self._writer.http(str(head.get("method")), head.get("status"), headers,
                                     time.monotonic()))
 
