@@ -39,6 +39,7 @@ from mcp_proto import (
     ServerExited,
     TextContent,
 )
+from mcp_proto.host import RestartPolicy
 from mcp_proto.testing import MemoryServer, ReplayDivergence, read_transcript
 
 pytest_plugins = ["pytester"]
@@ -516,3 +517,100 @@ def test_memory_server_close_from_another_task_fails_pending_calls(binding: str)
             await c.call_tool("echo", {"text": "after close"})
 
     run(binding, scenario)
+
+
+# -- after the review -----------------------------------------------------------------------------
+
+
+def test_a_memory_server_serves_one_client_after_another() -> None:
+    server = scripted_twin()
+    for _ in range(3):
+        with connect_memory(server, timeout=T) as c:
+            assert c.call_tool("echo", {"text": "again"}).text == "again"
+
+
+def test_a_config_entry_may_name_another_in_memory_server() -> None:
+    with connect_config({"mcpServers": {"a": {"command": "memory:calc"}}},
+                        memory={"calc": calculator()}, timeout=T) as host:
+        assert texts(host.call_tool("a__add", {"a": 1, "b": 2})) == ["3"]
+
+
+def test_secrets_redacted_in_the_recording_still_replay(tmp_path: Path) -> None:
+    """What the recording hid (a credential-looking argument) matches whatever the
+    replaying client sends there: the test runs again without the secret in the file."""
+    path = tmp_path / "secret.jsonl"
+    with connect_stdio(demo_command(), env=demo_env(), timeout=T, record=path) as c:
+        c.call_tool("echo", {"text": "x", "api_key": "real-key-123456"})
+    assert "real-key-123456" not in path.read_text()
+    with connect_replay(path, timeout=T) as c:
+        assert c.call_tool("echo", {"text": "x", "api_key": "other-key-654321"}).text
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_a_reconnection_is_recorded_and_replayed_run_after_run(binding: str,
+                                                               tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    with connect_stdio(scripted_command("die-mid-call"), timeout=T, record=path) as c:
+        with pytest.raises(ServerExited):
+            c.call_tool("echo", {"text": "one"})
+        with pytest.raises(ServerExited):
+            c.call_tool("echo", {"text": "two"})
+    assert len(entries(path, "exit")) == 2
+
+    async def scenario(b: Binding) -> None:
+        async with b.connect_replay(path) as c:
+            for text in ("one", "two"):
+                with pytest.raises(ServerExited) as info:
+                    await c.call_tool("echo", {"text": text})
+                assert not isinstance(info.value, ReplayDivergence), info.value
+
+    run(binding, scenario)
+
+
+def test_a_host_restart_records_a_file_of_its_own(tmp_path: Path) -> None:
+    server = scripted_twin()
+    with connect_config({"mcpServers": {}}, memory={"twin": server}, timeout=T,
+                        record=tmp_path, restart=RestartPolicy(initial_delay=0.01)) as host:
+        with pytest.raises(ServerExited):
+            host.call_tool("twin__die", {})
+        for _ in range(200):  # bounded: the restart is due in 10 ms
+            try:
+                assert host.call_tool("twin__echo", {"text": "back"}).text == "back"
+                break
+            except Exception:
+                time.sleep(0.02)
+    assert (tmp_path / "twin.jsonl").is_file() and (tmp_path / "twin-2.jsonl").is_file()
+    assert entries(tmp_path / "twin.jsonl", "exit")[0]["code"] == 3
+
+
+STUCK = """
+import sys, threading
+from mcp_proto.testing import MemoryServer
+from mcp_proto_io.threads import connect_memory
+server = MemoryServer("stuck")
+def wait(ctx):
+    threading.Event().wait()
+server.add_tool("wait", wait)
+client = connect_memory(server, timeout=0.5)
+try:
+    client.call_tool("wait", {})
+except Exception as exc:
+    print(type(exc).__name__)
+client.close()
+"""
+
+
+def test_a_stuck_handler_does_not_hold_the_interpreters_exit() -> None:
+    done = subprocess.run([sys.executable, "-c", STUCK], env={**os.environ, **demo_env()},
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0 and "RequestTimeout" in done.stdout, done.stderr[-2000:]
+
+
+def test_descriptors_past_1024_are_watched() -> None:
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with connect_memory(scripted_twin(), timeout=T) as c:
+            assert c.call_tool("echo", {"text": "high"}).text == "high"
+    finally:
+        for fd in held:
+            os.close(fd)

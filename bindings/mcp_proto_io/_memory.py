@@ -18,20 +18,23 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import os
-import select
+import selectors
 import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 __all__ = ["MAX_HANDLER_THREADS", "Context", "MemoryCommand", "MemoryProcess", "connectors",
            "memory_command", "replay_command"]
 
 _C = TypeVar("_C")
+
+#: Numbers the in-memory commands (``id()`` is reused once one is collected).
+_COMMANDS = itertools.count(1)
 
 #: Handler calls running at once on one in-memory server (each on its own thread): a test
 #: that starts more waits for one to end; a bound, not a pool size anyone needs to tune.
@@ -49,12 +52,14 @@ class MemoryCommand:
     connection serves (a fresh one when the client connects again); ``label`` names it in
     logs and errors."""
 
-    __slots__ = ("factory", "label", "last")
+    __slots__ = ("factory", "key", "label", "last", "served")
 
     def __init__(self, factory: Callable[[], Any], label: str) -> None:
         self.factory = factory
         self.label = label
+        self.key = next(_COMMANDS)  # what its era is remembered by: never reused
         self.last: Any = None  # the endpoint of the latest connection
+        self.served: list[Any] = []  # every connection's endpoint, in order
 
     def __repr__(self) -> str:
         return f"MemoryCommand({self.label!r})"
@@ -62,6 +67,7 @@ class MemoryCommand:
     def start_memory(self) -> MemoryProcess:
         """A new connection's server: its endpoint, served on a thread over three pipes."""
         self.last = self.factory()
+        self.served.append(self.last)
         return MemoryProcess(self.last, self.label)
 
     def failure(self) -> BaseException | None:
@@ -77,10 +83,13 @@ def memory_command(server: Any) -> MemoryCommand:
     connection.  Raises ``TypeError`` for anything else."""
     connection = getattr(server, "connection", None)
     if callable(connection):
-        first = [server]  # the first connection is the server itself (its state inspectable)
-
         def factory() -> Any:
-            return first.pop() if first else connection()
+            # The server itself the first time it is served (its state inspectable), a
+            # fresh session of it after: a reconnection, another client, a Host restart.
+            if getattr(server, "_mcp_proto_served", False):
+                return connection()
+            server._mcp_proto_served = True
+            return server
 
         info = getattr(server, "server_info", None) or {}
         return MemoryCommand(factory, f"memory:{info.get('name', 'server')}")
@@ -102,8 +111,31 @@ def replay_command(path: str | os.PathLike[str], *, speed: float | None = None,
     with open(path, "rb") as f:
         transcript = read_transcript(f.read())
     name = os.path.basename(os.fspath(path))
-    return (MemoryCommand(lambda: ReplayServer(transcript, speed=speed, relax=relax),
-                          f"replay:{name}"), _offered(transcript))
+    runs = _runs(transcript)
+
+    def factory() -> Any:
+        # Each connection plays the next run of the recording (a client that reconnected
+        # after the server exited recorded one run after the other); past the last, the
+        # last again (its first message then shows what the client did that nobody did).
+        return ReplayServer(runs.pop(0) if len(runs) > 1 else runs[0], speed=speed,
+                            relax=relax)
+
+    return MemoryCommand(factory, f"replay:{name}"), _offered(transcript)
+
+
+def _runs(transcript: Any) -> list[Any]:
+    """``transcript`` cut after each ``exit`` entry: one transcript a connection."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    runs: list[Any] = []
+    start = 0
+    entries = transcript.entries
+    for i, entry in enumerate(entries):
+        if entry.kind == "exit" and i + 1 < len(entries):
+            runs.append(replace(transcript, entries=entries[start:i + 1]))
+            start = i + 1
+    runs.append(replace(transcript, entries=entries[start:]))
+    return runs
 
 
 def _offered(transcript: Any) -> str | None:
@@ -192,10 +224,9 @@ class MemoryProcess:
         self._lock = threading.Lock()
         self._answered = threading.Condition(self._lock)
         self._answers: dict[Any, Any] = {}
-        # Handlers run on a pool of threads (made as calls need them, reused, up to the
-        # bound): a thread a call would cost more than the call.
-        self._pool = ThreadPoolExecutor(MAX_HANDLER_THREADS,
-                                        thread_name_prefix=f"mcp-proto-memory-{label}-call")
+        # Handlers that take ctx (or are async) run on daemon threads, at most the bound at
+        # once: a handler stuck for ever must not hold the interpreter's exit.
+        self._slots = threading.BoundedSemaphore(MAX_HANDLER_THREADS)
         self._stop_code: int | None = None
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._serve, name=f"mcp-proto-memory-{label}",
@@ -245,8 +276,10 @@ class MemoryProcess:
         deadline = time.monotonic() + timeout
         with self._answered:
             while rid not in self._answers:
+                if self.returncode is not None:
+                    raise ConnectionError(f"{method}: the connection ended before an answer")
                 left = deadline - time.monotonic()
-                if left <= 0 or self._done.is_set():
+                if left <= 0:
                     raise TimeoutError(f"{method}: no answer from the client in {timeout} s")
                 self._answered.wait(left)
             answer = self._answers.pop(rid)
@@ -276,7 +309,15 @@ class MemoryProcess:
 
     def _loop(self) -> int:
         fds = self._fds
-        eof = False
+        # A selector, not select(): a suite that opened many files has descriptors past
+        # FD_SETSIZE (1024), which select() cannot watch.
+        with selectors.DefaultSelector() as selector:
+            selector.register(fds["in"], selectors.EVENT_READ)
+            selector.register(self._wake_r, selectors.EVENT_READ)
+            return self._serve_loop(selector, fds)
+
+    def _serve_loop(self, selector: selectors.BaseSelector, fds: dict[str, int]) -> int:
+        eof = eof_seen = False
         while True:
             if self._stop_code is not None:
                 return self._stop_code
@@ -293,8 +334,10 @@ class MemoryProcess:
             if exit_code is not None:
                 return int(exit_code)
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            watched = [self._wake_r] if eof else [fds["in"], self._wake_r]
-            ready, _, _ = select.select(watched, [], [], wait)
+            if eof and not eof_seen:
+                selector.unregister(fds["in"])
+                eof_seen = True
+            ready = {key.fd for key, _ in selector.select(wait)}
             now = time.monotonic()
             if self._wake_r in ready:
                 os.read(self._wake_r, 4096)
@@ -319,14 +362,16 @@ class MemoryProcess:
             if _inline(call.fn):  # plain, no ctx: here, now (a hand-off costs more)
                 self._finish(call, _outcome(call.fn, dict(call.arguments)))
             else:
-                self._pool.submit(self._run, call)
+                threading.Thread(target=self._run, args=(call,), daemon=True,
+                                 name=f"mcp-proto-memory-{self.label}-call").start()
 
     def _run(self, call: Any) -> None:
         """One handler call on a pool thread (it takes ``ctx``, or is ``async``)."""
         kwargs = dict(call.arguments)
         if _takes_ctx(call.fn):
             kwargs["ctx"] = Context(self, call)
-        outcome = _outcome(call.fn, kwargs)
+        with self._slots:
+            outcome = _outcome(call.fn, kwargs)
         with self._lock:
             self._finish(call, outcome)
         self._wake()
@@ -365,7 +410,6 @@ class MemoryProcess:
             pass
 
     def _end(self, code: int) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)  # a running handler finishes
         for fd in self._fds.values():
             try:
                 os.close(fd)

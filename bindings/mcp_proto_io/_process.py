@@ -64,7 +64,7 @@ def argv_of(command: str | Sequence[str]) -> list[str]:
     """
     label = getattr(command, "label", None)
     if isinstance(label, str) and hasattr(command, "start_memory"):
-        return [label, f"#{id(command):x}"]
+        return [label, f"#{getattr(command, 'key', id(command))}"]
     argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
     if not argv:
         raise ValueError("the server command is empty")

@@ -17,10 +17,13 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from mcp_proto import Implementation, Redactor
+
+if TYPE_CHECKING:
+    from mcp_proto.testing import TranscriptWriter
 
 __all__ = ["Recording"]
 
@@ -47,7 +50,7 @@ class Recording:
         self._redactor = redactor
         self._sent: set[object] = set()  # ids of requests sent and not answered yet
         self._file: Any = open(self.path, "wb", buffering=0)  # noqa: SIM115 - closed in close()
-        self._put(self._writer.header())
+        self._put(lambda w: w.header())
 
     def __repr__(self) -> str:
         return f"Recording({self.path!r})"
@@ -56,52 +59,59 @@ class Recording:
         """A JSON-RPC message (already redacted) sent or received.  A request sent again
         under its own id before any answer (HTTP: after a 401 was answered by
         authorization) is the same message: recorded once, as the client's session sent it."""
-        if isinstance(obj, dict) and "id" in obj:
-            rid = _id_key(obj.get("id"))
-            with self._lock:
+        with self._lock:
+            if isinstance(obj, dict) and "id" in obj:
+                rid = _id_key(obj.get("id"))
                 if direction == "send" and "method" in obj:
                     if rid in self._sent:
                         return
                     self._sent.add(rid)
                 elif direction == "recv" and "method" not in obj:
                     self._sent.discard(rid)
-        self._put(self._writer.message(direction, obj, time.monotonic()))
+            self._write(self._writer.message(direction, obj, time.monotonic()))
 
     def http(self, head: Mapping[str, Any]) -> None:
         """An HTTP answer's head: the exchange's method, the status and the headers."""
         text = self._redactor.text
         headers = {_text(k).lower(): text(_text(v)) for k, v in head.get("headers", ())}
-        self._put(self._writer.http(str(head.get("method")), head.get("status"), headers,
-                                    time.monotonic()))
+        self._put(lambda w: w.http(str(head.get("method")), head.get("status"), headers,
+                                   time.monotonic()))
 
     def stderr(self, line: str) -> None:
-        self._put(self._writer.stderr(line, time.monotonic()))
+        self._put(lambda w: w.stderr(line, time.monotonic()))
 
     def ready(self, era: str, protocol_version: str) -> None:
-        self._put(self._writer.ready(era, protocol_version, time.monotonic()))
+        self._put(lambda w: w.ready(era, protocol_version, time.monotonic()))
 
     def exit(self, code: int | None, stderr_tail: str) -> None:
-        self._put(self._writer.exit(code, stderr_tail, time.monotonic()))
+        """The server ended: its connection's requests are over (the next connection's
+        session numbers its requests afresh)."""
+        with self._lock:
+            self._sent.clear()
+        self._put(lambda w: w.exit(code, stderr_tail, time.monotonic()))
 
     def close(self) -> None:
         """The client closed: the last line, and the file is closed.  Idempotent."""
-        self._put(self._writer.closed(time.monotonic()))
+        self._put(lambda w: w.closed(time.monotonic()))
         with self._lock:
             if self._file is not None:
                 self._file.close()
                 self._file = None
 
-    def _put(self, data: bytes) -> None:
-        if not data:
-            return
+    def _put(self, line: Callable[[TranscriptWriter], bytes]) -> None:
+        """The line ``line`` makes, made and written under the lock (the writer counts
+        the bytes and cuts the transcript: one thread at a time)."""
         with self._lock:
-            if self._file is None:
-                return
-            try:
-                self._file.write(data)
-            except (OSError, ValueError) as exc:  # a full disk, a closed file: stop here
-                self._file = None
-                _LIFECYCLE.warning("recording to %s stopped: %s", self.path, exc)
+            self._write(line(self._writer))
+
+    def _write(self, data: bytes) -> None:
+        if not data or self._file is None:
+            return
+        try:
+            self._file.write(data)
+        except (OSError, ValueError) as exc:  # a full disk, a closed file: stop here
+            self._file = None
+            _LIFECYCLE.warning("recording to %s stopped: %s", self.path, exc)
 
 
 def _id_key(value: object) -> object:

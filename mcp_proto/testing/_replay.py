@@ -69,6 +69,7 @@ from typing import Any
 
 from .._errors import ServerExited
 from .._limits import Limits
+from .._redact import REDACTED
 from ..wire._json import dumps, loads
 from ..wire._ndjson import NdjsonFramer, Oversize
 from ._transcript import Entry, Transcript
@@ -173,6 +174,46 @@ def _normalize(params: Any, method: Any) -> Any:
     if method == "initialize":
         out.pop("clientInfo", None)
     return out
+
+
+def _same(recorded: Any, actual: Any) -> bool:
+    """Whether ``actual`` is what was recorded, reading what the recording redacted as
+    "anything": a ``<redacted>`` value (a credential-looking key's, a secret the client was
+    given) matches any value, and one inside a string any text there (the recorded client
+    sent a secret; the replaying one sends its own)."""
+    if recorded == actual:
+        return True
+    if type(recorded) is str:
+        if REDACTED not in recorded:
+            return False
+        if recorded == REDACTED:
+            return True
+        if type(actual) is not str:
+            return False
+        return _glob(recorded.split(REDACTED), actual)
+    if type(recorded) is dict:
+        return type(actual) is dict and recorded.keys() == actual.keys() and all(
+            _same(v, actual[k]) for k, v in recorded.items())
+    if type(recorded) is list:
+        return type(actual) is list and len(recorded) == len(actual) and all(
+            _same(r, a) for r, a in zip(recorded, actual, strict=True))
+    return False
+
+
+def _glob(parts: list[str], text: str) -> bool:
+    """Whether ``text`` is ``parts`` joined by any texts (a ``*`` glob), in linear time: the
+    first part starts it, the last ends it, the others come in order between."""
+    first, last = parts[0], parts[-1]
+    if len(text) < len(first) + len(last) or not text.startswith(first) \
+            or not text.endswith(last):
+        return False
+    at, end = len(first), len(text) - len(last)
+    for part in parts[1:-1]:
+        found = text.find(part, at, end)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
 
 
 def _strip_meta(value: Any) -> Any:
@@ -411,14 +452,14 @@ class ReplayServer:
             if method == "notifications/cancelled" and type(recorded) is dict \
                     and "requestId" in recorded:
                 recorded = {**recorded, "requestId": self._live_id(recorded["requestId"])}
-            return bool(recorded == _normalize(act.get("params"), method))
+            return _same(recorded, _normalize(act.get("params"), method))
         if "method" in act or "id" not in rec or "id" not in act \
                 or type(rec["id"]) is not type(act["id"]) or rec["id"] != act["id"]:
             return False
         for part in ("result", "error"):
             if (part in rec) != (part in act):
                 return False
-            if part in rec and _strip_meta(rec[part]) != _strip_meta(act[part]):
+            if part in rec and not _same(_strip_meta(rec[part]), _strip_meta(act[part])):
                 return False
         return True
 

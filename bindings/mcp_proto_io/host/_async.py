@@ -77,6 +77,7 @@ from ._common import (
     failure,
     log_event,
     log_refused_level,
+    memory_server,
     spec_redactor,
 )
 from ._config_files import save_config as _save_config
@@ -268,7 +269,7 @@ class AsyncHostBase:
 
         kwargs = client_arguments(spec, self._options, on_notification)
         client: AsyncClientBase
-        memory = (self._options.memory or {}).get(spec.name)
+        memory = memory_server(spec, self._options)
         if memory is not None:  # served in this process (connect_config(memory=...))
             kwargs.pop("env", None)
             kwargs.pop("cwd", None)

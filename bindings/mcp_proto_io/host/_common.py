@@ -12,7 +12,7 @@ import json
 import logging
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from mcp_proto import (
@@ -85,6 +85,7 @@ __all__ = [
     "host_instrumentation",
     "with_memory",
     "log_refused_level",
+    "memory_server",
     "host_connector",
     "coerce_arguments",
     "log_event",
@@ -232,7 +233,10 @@ class HostOptions:
     """In-memory servers by name (``connect_config(memory=...)``): their clients are
     ``connect_memory`` ones."""
     record: str | None = None
-    """A folder: each server's transcript is written to ``<folder>/<name>.jsonl``."""
+    """A folder: each server's transcript is written to ``<folder>/<name>.jsonl`` (a run
+    after a restart to ``<name>-2.jsonl``, ``-3`` ...: a run never overwrites another)."""
+    recorded: dict[str, int] = field(default_factory=dict, compare=False)
+    """The runs recorded per server so far (under ``record``)."""
 
 
 def server_auth(spec: ServerSpec, options: HostOptions) -> OAuth | None:
@@ -294,7 +298,9 @@ def client_arguments(spec: ServerSpec, options: HostOptions,
         kwargs["instrument"] = options.instrumentation.with_attributes(
             **{SERVER_NAME_ATTRIBUTE: spec.name})
     if options.record is not None:
-        kwargs["record"] = os.path.join(options.record, f"{spec.name}.jsonl")
+        runs = options.recorded[spec.name] = options.recorded.get(spec.name, 0) + 1
+        suffix = "" if runs == 1 else f"-{runs}"
+        kwargs["record"] = os.path.join(options.record, f"{spec.name}{suffix}.jsonl")
     if spec.transport == "stdio":
         kwargs["env"] = dict(spec.env) or None
         kwargs["cwd"] = spec.cwd
@@ -326,6 +332,14 @@ def with_memory(config: HostConfig, memory: Mapping[str, Any] | None) -> HostCon
         servers[name] = ServerSpec(name=name, command=command) if known is None \
             else known.edited(transport="stdio", command=command)
     return replace(config, servers=servers) if memory else config
+
+
+def memory_server(spec: ServerSpec, options: HostOptions) -> Any:
+    """The in-memory server ``spec``'s ``memory:NAME`` command names (None: not one)."""
+    command = spec.command[0] if spec.command else ""
+    if options.memory and command.startswith(MEMORY_PREFIX):
+        return options.memory.get(command[len(MEMORY_PREFIX):])
+    return None
 
 
 def host_instrumentation(instrument: object, tracer_provider: Any, meter_provider: Any,
