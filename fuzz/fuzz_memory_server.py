@@ -51,12 +51,13 @@ LIMIT = 2048
 METHODS = ("initialize", "server/discover", "ping", "logging/setLevel", "tools/list",
            "tools/call", "resources/list", "resources/templates/list", "resources/read",
            "resources/subscribe", "resources/unsubscribe", "prompts/list", "prompts/get",
-           "completion/complete", "subscriptions/listen", "tasks/get", "nope", "")
+           "completion/complete", "subscriptions/listen", "tasks/get", "tasks/result",
+           "tasks/list", "tasks/cancel", "tasks/update", "nope", "")
 NOTES = ("notifications/initialized", "notifications/cancelled", "notifications/progress",
          "notifications/roots/list_changed", "notifications/x")
 VERSIONS = ("2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
             "2099-01-01", "")
-NAMES = ("echo", "add", "fail", "rpc", "greet", "nope", "")
+NAMES = ("echo", "add", "fail", "rpc", "greet", "slow", "job", "nope", "")
 URIS = ("memo://a", "memo://b", "memo://users/ada", "memo://users/", "memo://x/y", "")
 ODD: tuple[Any, ...] = (None, True, 0, -1, 2**64, 1.5, "", "x", [], {}, [1], {"a": {}})
 LEVELS = ("debug", "info", "warning", "error", "emergency", "loud")
@@ -70,6 +71,9 @@ def make_server(ch: Choices) -> MemoryServer:
     server.add_tool("add", lambda a=0, b=0: a + b, output_schema={"type": "object"})
     server.add_tool("fail", lambda: 1 / 0)
     server.add_tool("rpc", lambda: (_ for _ in ()).throw(RpcError(-32000, "no", {1})))
+    server.add_tool("slow", lambda text="": text, task_support="optional")
+    server.add_tool("job", lambda: (_ for _ in ()).throw(RpcError(-32000, "no")),
+                    task_support="required")
     server.add_resource("memo://a", text="a")
     server.add_resource("memo://b", blob=b"\x00\x01")
     server.add_resource_template("memo://users/{name}", lambda name: name)
@@ -87,8 +91,9 @@ def draw_params(ch: Choices, method: str) -> Any:
         if ch.below(4):
             meta["io.modelcontextprotocol/protocolVersion"] = ch.pick((*VERSIONS, 3))
         if ch.below(4):
-            meta["io.modelcontextprotocol/clientCapabilities"] = ch.pick(({}, {"sampling": {}},
-                                                                          None))
+            meta["io.modelcontextprotocol/clientCapabilities"] = ch.pick((
+                {}, {"sampling": {}}, None, {"extensions": {"io.modelcontextprotocol/tasks": {}},
+                                             "elicitation": {}}))
         if ch.chance(3):
             meta["io.modelcontextprotocol/logLevel"] = ch.pick(LEVELS)
         if ch.chance(2):
@@ -102,6 +107,15 @@ def draw_params(ch: Choices, method: str) -> Any:
         params["name"] = ch.pick((*NAMES, None, 1))
         params["arguments"] = ch.pick(({}, {"text": "x"}, {"who": "w"}, {"a": 1, "b": 2},
                                        [], {"who": 1}))
+        if ch.chance(2):
+            params["task"] = ch.pick(({}, {"ttl": 0}, {"ttl": 10**6}, {"ttl": -1}, [], None))
+    elif method.startswith("tasks/"):
+        params["taskId"] = ch.pick(("task-1", "task-2", "task-3", "", 1, None))
+        if ch.chance(2):
+            params["inputResponses"] = ch.pick(({"input-1": {"action": "accept"}}, [],
+                                                {"input-2": 1}))
+        if ch.chance(3):
+            params["cursor"] = ch.pick(("", "dGFza3M6MQ==", 5))
     elif method.startswith("resources/") and "list" not in method:
         params["uri"] = ch.pick((*URIS, None))
     elif method.endswith("/list"):
@@ -178,7 +192,8 @@ def act(server: MemoryServer, ch: Choices, asked: list[Any], now: float) -> None
                 try:
                     asked.append(server.call_request(
                         call.call_id, ch.pick(("sampling/createMessage", "roots/list", "ping",
-                                               "elicitation/create", "tools/list")), {}))
+                                               "elicitation/create", "tools/list")),
+                        ch.pick(({}, {"_meta": 1}, {"x": {1}}))))
                 except LocalProtocolError:
                     pass
             outcome = ch.pick((call.run(), "x", {"content": []}, ValueError("v"),

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from _bindings import BINDINGS, Binding, T, run
-from conftest import REPO, demo_command, demo_env, scripted_command
+from conftest import REPO, demo_command, demo_env, scripted_command, wait_until
 from mcp_proto_io.threads import (
     connect_config,
     connect_http,
@@ -33,6 +33,8 @@ from test_auth_bindings import oauth
 
 from mcp_proto import (
     ConnectionClosed,
+    ListChanged,
+    LogMessage,
     Progress,
     RequestTimeout,
     RpcError,
@@ -614,3 +616,54 @@ def test_descriptors_past_1024_are_watched() -> None:
     finally:
         for fd in held:
             os.close(fd)
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+@pytest.mark.parametrize("era", [None, "2025-11-25"])
+def test_an_in_memory_task_in_every_runtime(binding: str, era: str | None) -> None:
+    """A tool with task support runs as a task through the bindings (2026 extension, or
+    2025-11-25 ``tasks/*``): the call polls it and ends with the handler's result."""
+    server = MemoryServer("tasks")
+
+    @server.tool(task_support="optional")
+    def slow(steps: int, ctx: Any) -> str:
+        for _ in range(steps):
+            time.sleep(0.05)
+        return f"done {steps} steps"
+
+    @server.tool(task_support="required")
+    def fails() -> None:
+        raise RpcError(-32099, "refused")
+
+    options = {} if era is None else {"protocol_version": era}
+    seen: list[Any] = []
+
+    async def scenario(b: Binding) -> None:
+        async with b.connect_memory(server, timeout=T, **options) as c:
+            result = await c.call_tool("slow", {"steps": 3}, task=True,
+                                       on_task_status=seen.append)
+            assert texts(result) == ["done 3 steps"]
+            with pytest.raises(RpcError) as info:
+                await c.call_tool("fails", {})
+            assert info.value.code == -32099
+
+    run(binding, scenario)
+    statuses = [e.task.status for e in seen]
+    assert statuses[0] == "working" and statuses[-1] == "completed", statuses
+    methods = {m.get("method") for m in server.received if isinstance(m, dict)}
+    assert "tasks/get" in methods
+    assert ("tasks/result" in methods) is (era is not None)
+    assert server.internal_errors == 0
+
+
+def test_what_a_test_tells_the_server_reaches_the_client_at_once() -> None:
+    """``notify_tools_changed()`` and ``log()`` called from the test's own thread go out at
+    once (the driver is woken), not with the client's next message."""
+    server = scripted_twin()
+    seen: list[Any] = []
+    with connect_memory(server, timeout=T, on_notification=seen.append) as c:
+        c.call_tool("echo", {"text": "ready"})
+        server.notify_tools_changed()
+        assert wait_until(lambda: any(isinstance(e, ListChanged) for e in seen), 5.0), seen
+        server.log("info", "from the test")
+        assert wait_until(lambda: any(isinstance(e, LogMessage) for e in seen), 5.0), seen

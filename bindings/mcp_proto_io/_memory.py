@@ -221,7 +221,9 @@ class MemoryProcess:
         self.stdout = open(r_out, "rb", buffering=0)  # noqa: SIM115
         self.stderr = open(r_err, "rb", buffering=0)  # noqa: SIM115
         self._fds = {"in": r_in, "out": w_out, "err": w_err}
-        self._lock = threading.Lock()
+        # Re-entrant: a handler run on this thread may tell the client something through
+        # the server (server.notify_tools_changed(), server.exit()), which takes it again.
+        self._lock = threading.RLock()
         self._answered = threading.Condition(self._lock)
         self._answers: dict[Any, Any] = {}
         # Handlers that take ctx (or are async) run on daemon threads, at most the bound at
@@ -229,6 +231,9 @@ class MemoryProcess:
         self._slots = threading.BoundedSemaphore(MAX_HANDLER_THREADS)
         self._stop_code: int | None = None
         self._done = threading.Event()
+        attach = getattr(endpoint, "attach", None)
+        if attach is not None:  # what a test tells the server from its own thread
+            attach(self._lock, self._wake)
         self._thread = threading.Thread(target=self._serve, name=f"mcp-proto-memory-{label}",
                                         daemon=True)
         self._thread.start()

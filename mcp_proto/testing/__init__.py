@@ -2,7 +2,7 @@
 
 Owns what lets a test talk to "a server" without a process: :mod:`._server` (a small MCP
 server in memory, both eras, whose handlers the driver runs; its registrations and method
-tables in :mod:`._catalog`), :mod:`._transcript` (a recorded
+tables in :mod:`._catalog`, its tasks in :mod:`._tasks`), :mod:`._transcript` (a recorded
 session, written and read) and :mod:`._replay` (a server played back from a transcript).
 Everything here is sans-IO like the rest of :mod:`mcp_proto`: bytes in, bytes out, time a
 parameter.  It may import only the shared records (the top-level ``mcp_proto/_*.py`` modules)

@@ -1,11 +1,13 @@
 """What :class:`~._server.MemoryServer` answers, as pure functions of its catalogue.
 
 The records of what a test registered (:class:`ToolEntry`, :class:`ResourceEntry`,
-:class:`TemplateEntry`, :class:`PromptEntry`) and how each becomes wire JSON; the opaque
+:class:`TemplateEntry`, :class:`PromptEntry`), the :class:`Catalogue` methods a test
+registers them with, and how each becomes wire JSON; the opaque
 cursors of the paginated lists; the 2026-07-28 envelope check; and the results a handler's
 outcome turns into (a tool's ``CallToolResult``, a template's ``contents``, a prompt's
 ``messages``).  A request the server must refuse is an :class:`~mcp_proto.RpcError` raised
-here: the server answers it with that code, message and data.  No state, no I/O.
+here: the server answers it with that code, message and data.  No I/O, and no state but
+the catalogue.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import inspect
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, overload
 from urllib.parse import unquote
 
 from .._errors import RpcError
@@ -26,6 +28,7 @@ from ..wire._json import dumps
 
 __all__ = [
     "CAPABILITIES_KEY",
+    "Catalogue",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
@@ -92,7 +95,7 @@ REQUEST_CAPABILITY: dict[str, str | None] = {
 #: The listen flag of each list's change notification (SB-01).
 LIST_FLAGS = {"tools": "toolsListChanged", "prompts": "promptsListChanged",
               "resources": "resourcesListChanged"}
-#: What the server declares, in both eras (no tasks, no extensions).
+#: What the server declares, in both eras (tasks are added when a tool has them: ``_tasks``).
 SERVER_CAPABILITIES: dict[str, Any] = {
     "tools": {"listChanged": True},
     "resources": {"subscribe": True, "listChanged": True},
@@ -102,8 +105,8 @@ SERVER_CAPABILITIES: dict[str, Any] = {
 }
 #: Methods only the handshake era has (2026-07-28 removed them) and only the stateless one.
 LEGACY_ONLY = frozenset({"ping", "logging/setLevel", "resources/subscribe",
-                         "resources/unsubscribe", "initialize"})
-MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})
+                         "resources/unsubscribe", "initialize", "tasks/result", "tasks/list"})
+MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen", "tasks/update"})
 
 _RANK = {level: i for i, level in enumerate(LOG_LEVELS)}
 
@@ -157,7 +160,7 @@ class HandlerCall:
 class Running:
     """A call in flight: what its answer needs."""
 
-    __slots__ = ("call", "cancelled", "log_level", "modern", "output_schema", "what")
+    __slots__ = ("call", "cancelled", "log_level", "modern", "output_schema", "task_id", "what")
 
     def __init__(self, call: HandlerCall, modern: bool, log_level: str | None,
                  output_schema: dict[str, Any] | None, what: str | None) -> None:
@@ -167,7 +170,7 @@ class Running:
         self.output_schema = output_schema
         self.what = what  # a template's MIME type, a prompt's description
         self.cancelled = False
-
+        self.task_id: str | None = None  # the call runs as this task (its request answered)
 
 
 # -- the catalogue --------------------------------------------------------------------------
@@ -182,8 +185,10 @@ class ToolEntry:
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = None
     title: str | None = None
+    task_support: str = "forbidden"
 
-    def wire(self) -> dict[str, Any]:
+    def wire(self, tasks: bool = False) -> dict[str, Any]:
+        """The Tool object; with ``tasks`` (2025-11-25), its ``execution.taskSupport``."""
         out: dict[str, Any] = {"name": self.name}
         if self.title is not None:
             out["title"] = self.title
@@ -194,6 +199,8 @@ class ToolEntry:
             out["outputSchema"] = self.output_schema
         if self.annotations is not None:
             out["annotations"] = self.annotations
+        if tasks and self.task_support != "forbidden":
+            out["execution"] = {"taskSupport": self.task_support}
         return out
 
 
@@ -340,6 +347,96 @@ def prompt_arguments(fn: Callable[..., Any], arguments: Sequence[str | dict[str,
     return tuple(out)
 
 
+# -- what a test registers ------------------------------------------------------------------
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class Catalogue:
+    """What a test registers on a :class:`~._server.MemoryServer` (its tools, resources,
+    resource templates and prompts), and how."""
+
+    _tools: dict[str, ToolEntry]
+    _resources: dict[str, ResourceEntry]
+    _templates: list[TemplateEntry]
+    _prompts: dict[str, PromptEntry]
+
+    @overload
+    def tool(self, fn: _F, /) -> _F: ...
+    @overload
+    def tool(self, fn: None = None, /, *, name: str | None = None,
+             description: str | None = None, input_schema: dict[str, Any] | None = None,
+             output_schema: dict[str, Any] | None = None,
+             annotations: dict[str, Any] | None = None, title: str | None = None,
+             task_support: str = "forbidden") -> Callable[[_F], _F]: ...
+
+    def tool(self, fn: _F | None = None, /, *, name: str | None = None,
+             description: str | None = None, input_schema: dict[str, Any] | None = None,
+             output_schema: dict[str, Any] | None = None,
+             annotations: dict[str, Any] | None = None, title: str | None = None,
+             task_support: str = "forbidden") -> Any:
+        """Register ``fn`` as a tool (``@server.tool`` or ``@server.tool(...)``); returns
+        ``fn``.  See :meth:`add_tool`."""
+        def register(fn: _F) -> _F:
+            self.add_tool(name or fn.__name__, fn, description=description,
+                          input_schema=input_schema, output_schema=output_schema,
+                          annotations=annotations, title=title, task_support=task_support)
+            return fn
+        return register if fn is None else register(fn)
+
+    def add_tool(self, name: str, fn: Callable[..., Any], *, description: str | None = None,
+                 input_schema: dict[str, Any] | None = None,
+                 output_schema: dict[str, Any] | None = None,
+                 annotations: dict[str, Any] | None = None, title: str | None = None,
+                 task_support: str = "forbidden") -> None:
+        """Add (or replace) a tool.  ``input_schema`` defaults to one made from ``fn``'s
+        parameters; the description to ``fn``'s docstring's first line.  ``task_support``:
+        whether a call may (``"optional"``), must (``"required"``) or may not
+        (``"forbidden"``) run as a task (see :mod:`._tasks`); ``ValueError`` for another.
+        Announce a change to a connected client with ``notify_tools_changed()``."""
+        if task_support not in ("forbidden", "optional", "required"):
+            raise ValueError(f"task_support must be 'forbidden', 'optional' or 'required', "
+                             f"got {task_support!r}")
+        if description is None and fn.__doc__:
+            description = fn.__doc__.strip().splitlines()[0]
+        self._tools[name] = ToolEntry(name, fn, input_schema or schema_of(fn), description,
+                                      output_schema, annotations, title, task_support)
+
+    def remove_tool(self, name: str) -> None:
+        """Drop a tool (KeyError if there is none of that name)."""
+        del self._tools[name]
+
+    def add_resource(self, uri: str, *, text: str | None = None, blob: bytes | str | None = None,
+                     name: str | None = None, mime_type: str | None = None,
+                     description: str | None = None) -> None:
+        """Add a static resource: ``text``, or ``blob`` (bytes, or base64 text).  Raises
+        ``ValueError`` unless exactly one of them is given."""
+        if (text is None) == (blob is None):
+            raise ValueError("a resource has either text or blob")
+        if isinstance(blob, (bytes, bytearray)):
+            blob = base64.b64encode(blob).decode("ascii")
+        shown = name or uri.rstrip("/").rsplit("/", 1)[-1] or uri
+        self._resources[uri] = ResourceEntry(uri, shown, text, blob, mime_type, description)
+
+    def add_resource_template(self, uri_template: str, fn: Callable[..., Any], *,
+                              name: str | None = None, mime_type: str | None = None,
+                              description: str | None = None) -> None:
+        """Add a resource template; reading a URI it matches calls ``fn(**variables)``
+        (through ``next_call()``), whose ``str`` is the text, ``bytes`` the blob.  Raises
+        ``ValueError`` for a template of expressions other than ``{var}``, ``{+var}``."""
+        pattern = template_pattern(uri_template)
+        self._templates.append(TemplateEntry(uri_template, name or fn.__name__, fn, pattern,
+                                             mime_type, description))
+
+    def add_prompt(self, name: str, fn: Callable[..., Any], *, description: str | None = None,
+                   arguments: Sequence[str | dict[str, Any]] | None = None) -> None:
+        """Add a prompt; ``prompts/get`` calls ``fn(**arguments)`` (through
+        ``next_call()``), whose ``str`` is one user message, a list the messages.
+        ``arguments`` default to ``fn``'s parameters (a name alone: a required one)."""
+        self._prompts[name] = PromptEntry(name, fn, prompt_arguments(fn, arguments),
+                                          description)
+
+
 # -- requests -------------------------------------------------------------------------------
 
 
@@ -391,7 +488,7 @@ def not_found(uri: str, modern: bool) -> RpcError:
 def accept_listen(asked: dict[str, Any], max_uris: int) -> dict[str, Any]:
     """What a ``subscriptions/listen`` is acknowledged with (SB-02): the list changes it asked
     for, and its first ``max_uris`` resource URIs (strings, once each); never ``taskIds``
-    (tasks are not supported)."""
+    (task notifications are not sent on listen streams: the client polls)."""
     accepted: dict[str, Any] = {flag: True for flag in LIST_FLAGS.values()
                                 if asked.get(flag) is True}
     uris = asked.get("resourceSubscriptions")

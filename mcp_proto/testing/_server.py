@@ -42,21 +42,22 @@ Rules:
   JSON-RPC message -32600, a line over ``limits.max_message_size`` -32600 (id null, the line
   dropped), a request id already in flight -32600.  Batches only in 2025-03-26 (each member
   answered on its own line), else -32600.
-- Tasks (2025-11-25 ``task`` and the 2026 extension) and MRTR are not supported: a ``task``
-  parameter is ignored and the call runs plainly; nothing is declared for them.
+- Tasks: a tool registered with ``task_support`` runs as a task in both forms (2025-11-25
+  ``tasks/*``, the 2026 ``io.modelcontextprotocol/tasks`` extension), declared only when a
+  tool has them; see :mod:`._tasks`.  MRTR is not supported.
 - Bounded: see the ``MAX_*`` constants.  Output the client does not read past
   :data:`MAX_QUEUED_OUTPUT` ends the "process" (exit code 1, the reason on stderr).
 """
 
 from __future__ import annotations
 
-import base64
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any
 
 from .._errors import LocalProtocolError, RemoteProtocolError, RpcError
 from .._limits import MAX_MESSAGE_SIZE, Limits
+from .._tasks import RELATED_TASK_KEY, TASKS_EXTENSION
 from .._types import RequestId
 from .._versions import ALL_VERSIONS, BATCH_VERSIONS, HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ..wire._json import dumps, loads
@@ -76,6 +77,7 @@ from ._catalog import (
     SERVER_CAPABILITIES,
     SERVER_INFO_KEY,
     SUBSCRIPTION_ID_KEY,
+    Catalogue,
     Envelope,
     HandlerCall,
     PromptEntry,
@@ -90,13 +92,12 @@ from ._catalog import (
     listed,
     not_found,
     progress_token,
-    prompt_arguments,
     prompt_result,
     resource_result,
-    schema_of,
-    template_pattern,
     tool_result,
 )
+from ._tasks import TASK_METHODS, TaskTable, legacy_tasks
+from ._telling import Telling
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -135,10 +136,7 @@ MAX_SERVER_REQUESTS = 64
 #: more are refused -32602 / left out of the acknowledgement.
 MAX_SUBSCRIPTIONS = 1024
 
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-class MemoryServer:
+class MemoryServer(Catalogue, Telling):
     """An MCP server in memory (see the module's rules).  ``protocol_versions``: what it
     speaks, newest first, from both eras (default: every version the client side knows).
     Raises ``ValueError`` for an empty or unknown version list or a page size below 1."""
@@ -173,6 +171,8 @@ class MemoryServer:
         self.internal_errors = 0
         """Requests that met a bug of this server (answered -32603); a test asserts 0."""
         self.now = 0.0
+        self._guard: Any = None  # a driver's lock (attach): what a test tells holds it
+        self._wake: Callable[[], None] = _nothing
         self._era: str | None = None
         self._tools: dict[str, ToolEntry] = {}
         self._resources: dict[str, ResourceEntry] = {}
@@ -189,91 +189,11 @@ class MemoryServer:
         self._next_request = 1
         self._asked: dict[RequestId, str] = {}  # our request id -> method
         self._answers: deque[tuple[RequestId, dict[str, Any] | RpcError]] = deque()
-
-    # -- what a test registers --------------------------------------------------------------
-
-    @overload
-    def tool(self, fn: _F, /) -> _F: ...
-    @overload
-    def tool(self, fn: None = None, /, *, name: str | None = None,
-             description: str | None = None, input_schema: dict[str, Any] | None = None,
-             output_schema: dict[str, Any] | None = None,
-             annotations: dict[str, Any] | None = None,
-             title: str | None = None) -> Callable[[_F], _F]: ...
-
-    def tool(self, fn: _F | None = None, /, *, name: str | None = None,
-             description: str | None = None, input_schema: dict[str, Any] | None = None,
-             output_schema: dict[str, Any] | None = None,
-             annotations: dict[str, Any] | None = None, title: str | None = None) -> Any:
-        """Register ``fn`` as a tool (``@server.tool`` or ``@server.tool(...)``); returns
-        ``fn``.  See :meth:`add_tool`."""
-        def register(fn: _F) -> _F:
-            self.add_tool(name or fn.__name__, fn, description=description,
-                          input_schema=input_schema, output_schema=output_schema,
-                          annotations=annotations, title=title)
-            return fn
-        return register if fn is None else register(fn)
-
-    def add_tool(self, name: str, fn: Callable[..., Any], *, description: str | None = None,
-                 input_schema: dict[str, Any] | None = None,
-                 output_schema: dict[str, Any] | None = None,
-                 annotations: dict[str, Any] | None = None, title: str | None = None) -> None:
-        """Add (or replace) a tool.  ``input_schema`` defaults to one made from ``fn``'s
-        parameters; the description to ``fn``'s docstring's first line.  Announce a change
-        to a connected client with :meth:`notify_tools_changed`."""
-        if description is None and fn.__doc__:
-            description = fn.__doc__.strip().splitlines()[0]
-        self._tools[name] = ToolEntry(name, fn, input_schema or schema_of(fn), description,
-                                      output_schema, annotations, title)
-
-    def remove_tool(self, name: str) -> None:
-        """Drop a tool (KeyError if there is none of that name)."""
-        del self._tools[name]
-
-    def add_resource(self, uri: str, *, text: str | None = None, blob: bytes | str | None = None,
-                     name: str | None = None, mime_type: str | None = None,
-                     description: str | None = None) -> None:
-        """Add a static resource: ``text``, or ``blob`` (bytes, or base64 text).  Raises
-        ``ValueError`` unless exactly one of them is given."""
-        if (text is None) == (blob is None):
-            raise ValueError("a resource has either text or blob")
-        if isinstance(blob, (bytes, bytearray)):
-            blob = base64.b64encode(blob).decode("ascii")
-        shown = name or uri.rstrip("/").rsplit("/", 1)[-1] or uri
-        self._resources[uri] = ResourceEntry(uri, shown, text, blob, mime_type, description)
-
-    def add_resource_template(self, uri_template: str, fn: Callable[..., Any], *,
-                              name: str | None = None, mime_type: str | None = None,
-                              description: str | None = None) -> None:
-        """Add a resource template; reading a URI it matches calls ``fn(**variables)``
-        (through :meth:`next_call`), whose ``str`` is the text, ``bytes`` the blob.  Raises
-        ``ValueError`` for a template of expressions other than ``{var}``, ``{+var}``."""
-        pattern = template_pattern(uri_template)
-        self._templates.append(TemplateEntry(uri_template, name or fn.__name__, fn, pattern,
-                                             mime_type, description))
-
-    def add_prompt(self, name: str, fn: Callable[..., Any], *, description: str | None = None,
-                   arguments: Sequence[str | dict[str, Any]] | None = None) -> None:
-        """Add a prompt; ``prompts/get`` calls ``fn(**arguments)`` (through
-        :meth:`next_call`), whose ``str`` is one user message, a list the messages.
-        ``arguments`` default to ``fn``'s parameters (a name alone: a required one)."""
-        self._prompts[name] = PromptEntry(name, fn, prompt_arguments(fn, arguments),
-                                          description)
+        self._tasks = TaskTable(self)
 
     # -- what a test tells the client ---------------------------------------------------------
 
-    def notify_tools_changed(self) -> int:
-        """``notifications/tools/list_changed``; returns how many were sent."""
-        return self._list_changed("tools")
-
-    def notify_resources_changed(self) -> int:
-        return self._list_changed("resources")
-
-    def notify_prompts_changed(self) -> int:
-        return self._list_changed("prompts")
-
-    def notify_resource_updated(self, uri: str) -> int:
-        """``notifications/resources/updated`` to the clients subscribed to ``uri``."""
+    def _resource_updated(self, uri: str) -> int:
         sent = 0
         if uri in self._subscribed and self._era == "legacy":
             sent += self._notify("notifications/resources/updated", {"uri": uri})
@@ -283,16 +203,7 @@ class MemoryServer:
                                      {"uri": uri, "_meta": {SUBSCRIPTION_ID_KEY: rid}})
         return sent
 
-    def log(self, level: str, data: Any, logger: str | None = None) -> bool:
-        """``notifications/message`` to a handshake-era client, if ``level`` is at least
-        :attr:`log_level`.  Returns whether it was sent.  Raises ``ValueError`` for an unknown
-        level, :class:`LocalProtocolError` for ``data`` that is not JSON."""
-        if level_rank(level) < level_rank(self.log_level or "debug") or self._era != "legacy":
-            return False
-        return self._log(level, data, logger)
-
-    def exit(self, code: int = 0, stderr: str = "") -> None:
-        """The "process" ends: output already queued is still delivered, input is ignored."""
+    def _exit(self, code: int, stderr: str) -> None:
         if stderr:
             self._stderr(stderr if stderr.endswith("\n") else stderr + "\n")
         if self.exit_code is None:
@@ -389,17 +300,22 @@ class MemoryServer:
         if running.cancelled or self.exit_code is not None:
             return
         call = running.call
+        answer: dict[str, Any] | RpcError
         try:
             if call.kind == "tool":
-                result = tool_result(outcome, running.output_schema)
+                answer = tool_result(outcome, running.output_schema)
             elif call.kind == "resource":
-                result = resource_result(call.name, outcome, running.what)
+                answer = resource_result(call.name, outcome, running.what)
             else:
-                result = prompt_result(call.name, outcome, running.what)
+                answer = prompt_result(call.name, outcome, running.what)
         except RpcError as exc:
-            self._error(call.request_id, exc.code, exc.message, exc.data)
-            return
-        self._result(call.request_id, result, running.modern)
+            answer = exc
+        if running.task_id is not None:
+            self._tasks.finished(running.task_id, answer, now)
+        elif isinstance(answer, RpcError):
+            self._error(call.request_id, answer.code, answer.message, answer.data)
+        else:
+            self._result(call.request_id, answer, running.modern)
 
     def call_progress(self, call_id: int, progress: float, total: float | None = None,
                       message: str | None = None) -> bool:
@@ -432,14 +348,21 @@ class MemoryServer:
                      params: dict[str, Any] | None = None) -> RequestId:
         """Ask the client during a call (``sampling/createMessage``, ``elicitation/create``,
         ``roots/list``); returns the request's id, whose answer comes from
-        :meth:`next_answer`.  Raises :class:`LocalProtocolError` in the stateless era (no
-        server requests, M-04), when the client did not declare the capability the method
-        needs, for another method, for params that are not JSON, or past
+        :meth:`next_answer`.  During a task the request is tagged with it (2025-11-25) or
+        becomes its input request (2026, see :mod:`._tasks`).  Raises
+        :class:`LocalProtocolError` in the stateless era outside a task (no server
+        requests, M-04), when the client did not declare the capability the method needs,
+        for another method, for params that are not JSON, or past
         :data:`MAX_SERVER_REQUESTS` unanswered."""
         running = self._get(call_id)
         if method not in REQUEST_CAPABILITY:
             raise LocalProtocolError(f"{method!r} is not a request a server may send "
                                      f"(one of {sorted(REQUEST_CAPABILITY)})")
+        task_id = running.task_id
+        if task_id is not None and self._tasks.ask(task_id, self._next_request, method,
+                                                   params, self.now):
+            self._next_request += 1  # 2026: an input request of the task, answered by update
+            return self._next_request - 1
         if running.modern:
             raise LocalProtocolError(f"{method} cannot be sent in 2026-07-28: servers send no "
                                      "requests there (M-04; MRTR is not supported)")
@@ -452,11 +375,17 @@ class MemoryServer:
                                      "unanswered already")
         rid = self._next_request
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if task_id is not None:  # TK-06: tagged with its task
+            meta = (params or {}).get("_meta")
+            params = {**(params or {}), "_meta": {**(meta if type(meta) is dict else {}),
+                                                  RELATED_TASK_KEY: {"taskId": task_id}}}
         if params is not None:
             message["params"] = params
         self._send(message)
         self._next_request += 1
         self._asked[rid] = method
+        if task_id is not None:
+            self._tasks.asking(task_id, rid, self.now)
         return rid
 
     def next_answer(self) -> tuple[RequestId, dict[str, Any] | RpcError] | None:
@@ -510,7 +439,7 @@ class MemoryServer:
     def _result(self, rid: RequestId, result: dict[str, Any], modern: bool) -> None:
         if modern:
             meta = result.get("_meta")
-            result = {**result, "resultType": "complete",
+            result = {**result, "resultType": result.get("resultType", "complete"),
                       "_meta": {**(meta if isinstance(meta, dict) else {}),
                                 SERVER_INFO_KEY: self.server_info}}
         self._send({"jsonrpc": "2.0", "id": rid, "result": result})
@@ -591,6 +520,7 @@ class MemoryServer:
     def _answer(self, rid: RequestId | None, answer: dict[str, Any] | RpcError) -> None:
         if rid is not None and self._asked.pop(rid, None) is not None:
             self._answers.append((rid, answer))
+            self._tasks.answered(rid, self.now)
         # else: an answer to nothing we asked: ignored
 
     def _notification(self, message: Notification) -> None:
@@ -603,8 +533,10 @@ class MemoryServer:
                 return  # not a request id: ignored (C-03)
             if self._listens.pop(rid, None) is not None:  # SB-04: the client ended a listen
                 return
+            self._tasks.forget(rid)  # a held tasks/result
             for running in self._running.values():
-                if running.call.request_id == rid and type(rid) is type(running.call.request_id):
+                if running.call.request_id == rid and type(rid) is type(running.call.request_id) \
+                        and running.task_id is None:  # a task's call ends by tasks/cancel
                     running.cancelled = True
         # anything else (progress, roots/list_changed, unknown): nothing to answer (J-04)
 
@@ -643,17 +575,17 @@ class MemoryServer:
             self._result(rid, result, envelope is not None)
 
     def _in_flight(self, rid: RequestId) -> bool:
-        if rid in self._listens:
+        if rid in self._listens or self._tasks.holds(rid):
             return True
         return any(r.call.request_id == rid and type(r.call.request_id) is type(rid)
-                   for r in self._running.values())
+                   and r.task_id is None for r in self._running.values())
 
     # -- what the method table asks of the server ---------------------------------------------
 
     def _start_call(self, kind: str, name: str, fn: Callable[..., Any],
                     arguments: dict[str, Any], rid: RequestId, params: dict[str, Any],
                     envelope: Envelope | None, output_schema: dict[str, Any] | None = None,
-                    what: str | None = None) -> None:
+                    what: str | None = None) -> int:
         if len(self._running) >= MAX_CALLS_IN_FLIGHT:
             raise RpcError(INTERNAL_ERROR, f"{MAX_CALLS_IN_FLIGHT} calls are in flight "
                            "already; try again later")
@@ -664,15 +596,39 @@ class MemoryServer:
                                           envelope.log_level if envelope else None,
                                           output_schema, what)
         self._queue.append(call_id)
+        return call_id
+
+    def _task_reply(self, rid: RequestId, answer: dict[str, Any] | RpcError) -> None:
+        if isinstance(answer, RpcError):
+            self._error(rid, answer.code, answer.message, answer.data)
+        else:
+            self._result(rid, answer, False)
+
+    def _task_note(self, task: dict[str, Any]) -> None:
+        self._notify("notifications/tasks/status", task)
+
+    def _task_cancel(self, call_id: int) -> None:
+        running = self._running.get(call_id)
+        if running is not None:
+            running.cancelled = True
+
+    def _task_input(self, rid: RequestId, answer: dict[str, Any] | RpcError) -> None:
+        self._answers.append((rid, answer))
 
     def _page(self, items: list[dict[str, Any]], params: dict[str, Any],
               kind: str) -> tuple[list[dict[str, Any]], str | None]:
         return list_page(items, params.get("cursor"), self.page_size, kind)
 
-    @staticmethod
-    def capabilities() -> dict[str, Any]:
-        """What this server declares (the same in both eras)."""
-        return {k: dict(v) for k, v in SERVER_CAPABILITIES.items()}
+    def capabilities(self, era: str | None = None) -> dict[str, Any]:
+        """What this server declares in ``era`` (``"legacy"``, ``"modern"``; None: the
+        same in both): tasks only when a tool has task support (2025-11-25 on)."""
+        caps = {k: dict(v) for k, v in SERVER_CAPABILITIES.items()}
+        if any(t.task_support != "forbidden" for t in self._tools.values()):
+            if era == "modern":
+                caps["extensions"] = {TASKS_EXTENSION: {}}
+            elif era == "legacy" and legacy_tasks(self.protocol_version):
+                caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        return caps
 
     # -- the methods: each returns the result, or None when the answer comes later --------
 
@@ -690,7 +646,7 @@ class MemoryServer:
         self.client_info = params.get("clientInfo")
         self._era = "legacy"
         result: dict[str, Any] = {"protocolVersion": version,
-                                  "capabilities": self.capabilities(),
+                                  "capabilities": self.capabilities("legacy"),
                                   "serverInfo": self.server_info}
         if self.instructions is not None:
             result["instructions"] = self.instructions
@@ -699,7 +655,7 @@ class MemoryServer:
     def _discover(self, rid: RequestId, params: dict[str, Any],
                   envelope: Envelope | None) -> dict[str, Any]:
         result: dict[str, Any] = {"supportedVersions": list(self._modern),
-                                  "capabilities": self.capabilities()}
+                                  "capabilities": self.capabilities("modern")}
         if self.instructions is not None:
             result["instructions"] = self.instructions
         return result
@@ -720,7 +676,9 @@ class MemoryServer:
 
     def _list_tools(self, rid: RequestId, params: dict[str, Any],
                     envelope: Envelope | None) -> dict[str, Any]:
-        items, cursor = self._page([t.wire() for t in self._tools.values()], params, "tools")
+        tasks = envelope is None and legacy_tasks(self.protocol_version)
+        items, cursor = self._page([t.wire(tasks) for t in self._tools.values()], params,
+                                   "tools")
         return listed("tools", items, cursor)
 
     def _list_resources(self, rid: RequestId, params: dict[str, Any],
@@ -741,7 +699,7 @@ class MemoryServer:
         return listed("prompts", items, cursor)
 
     def _call_tool(self, rid: RequestId, params: dict[str, Any],
-                   envelope: Envelope | None) -> None:
+                   envelope: Envelope | None) -> dict[str, Any] | None:
         name = params.get("name")
         arguments = params.get("arguments", {})
         if type(name) is not str:
@@ -751,8 +709,14 @@ class MemoryServer:
         tool = self._tools.get(name)
         if tool is None:
             raise RpcError(INVALID_PARAMS, f"unknown tool: {name}"[:300])  # T-03
-        self._start_call("tool", name, tool.fn, arguments, rid, params, envelope,
-                         tool.output_schema)
+        ttl = self._tasks.plan(tool.task_support, params, envelope)
+        call_id = self._start_call("tool", name, tool.fn, arguments, rid, params, envelope,
+                                   tool.output_schema)
+        if ttl is None:
+            return None
+        task_id, created = self._tasks.start(call_id, ttl, envelope)
+        self._running[call_id].task_id = task_id
+        return created  # TK-02 / TX-02: at once; the handler's outcome goes to the task
 
     def _read(self, rid: RequestId, params: dict[str, Any],
               envelope: Envelope | None) -> dict[str, Any] | None:
@@ -827,6 +791,10 @@ class MemoryServer:
                      {"_meta": {SUBSCRIPTION_ID_KEY: rid}, "notifications": accepted})  # SB-02
 
 
+def _nothing() -> None:
+    """No driver to wake."""
+
+
 _Method = Callable[[MemoryServer, RequestId, dict[str, Any], Envelope | None],
                    "dict[str, Any] | None"]
 _METHODS: dict[str, _Method] = {
@@ -846,3 +814,13 @@ _METHODS: dict[str, _Method] = {
     "completion/complete": MemoryServer._complete,
     "subscriptions/listen": MemoryServer._listen,
 }
+
+
+def _task_method(method: str) -> _Method:
+    def serve(server: MemoryServer, rid: RequestId, params: dict[str, Any],
+              envelope: Envelope | None) -> dict[str, Any] | None:
+        return server._tasks.serve(method, rid, params, envelope)
+    return serve
+
+
+_METHODS.update({method: _task_method(method) for method in TASK_METHODS})
