@@ -72,6 +72,7 @@ from .._limits import Limits
 from .._redact import REDACTED
 from ..wire._json import dumps, loads
 from ..wire._ndjson import NdjsonFramer, Oversize
+from ._catalog import SUBSCRIPTION_ID_KEY
 from ._transcript import Entry, Transcript
 
 __all__ = ["MAX_SHOWN_MESSAGE", "MAX_SHOWN_EXPECTED", "SUBSCRIPTION_ID_KEY", "ReplayDivergence",
@@ -82,9 +83,6 @@ __all__ = ["MAX_SHOWN_MESSAGE", "MAX_SHOWN_EXPECTED", "SUBSCRIPTION_ID_KEY", "Re
 MAX_SHOWN_MESSAGE = 2000
 #: Expected messages a divergence's text shows (all are in :attr:`ReplayDivergence.expected`).
 MAX_SHOWN_EXPECTED = 5
-#: The ``_meta`` key naming a 2026 listen stream (the id of its ``subscriptions/listen``), as
-#: :mod:`mcp_proto.session` reads it (this room may not import the session).
-SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 
 Relax = Callable[[dict[str, Any], dict[str, Any]], bool]
 
