@@ -167,19 +167,22 @@ def _literal(value: str, indent: int) -> str | None:
     return f"|2{chomp}\n" + lines + "\n" * max(0, trailing - 1)
 
 
-def block(value: Any, ch: Choices, indent: int, out: list[str]) -> None:
-    """``value`` (a non-empty dict or list) as block rows at ``indent``."""
+def block(value: Any, ch: Choices, indent: int, out: list[str]) -> bool:
+    """``value`` (a non-empty dict or list) as block rows at ``indent``; whether its last
+    row ends a ``|+`` block (then no blank row may follow: it would be that block's)."""
     pad = " " * indent
     items = value.items() if type(value) is dict else ((None, v) for v in value)
+    kept = False  # the row before ends a |+ block: a blank line would be its content
     for key, item in items:
         if ch.chance(6):
-            out.append(pad + "# a comment" if ch.chance(2) else "")
+            out.append(pad + "# a comment" if kept or ch.chance(2) else "")
+        kept = False
         head = pad + (f"{scalar(key, ch, flow=False, key=True)}:" if type(value) is dict
                       else "-")
         nested = type(item) in (dict, list) and item
         if nested and type(value) is list and type(item) is dict and ch.chance(2):
             inner: list[str] = []  # compact: "- k: v" and the rest at the key's column
-            block(item, ch, indent + 2, inner)
+            kept = block(item, ch, indent + 2, inner)
             first = next(i for i, row in enumerate(inner) if row.strip()
                          and not row.lstrip().startswith("#"))
             inner[first] = pad + "- " + inner[first][indent + 2:]
@@ -190,7 +193,7 @@ def block(value: Any, ch: Choices, indent: int, out: list[str]) -> None:
             if type(value) is dict and type(item) is list and ch.chance(2):
                 step = 0  # a sequence under its key, at the key's indentation
             out.append(head + (" # c" if ch.chance(5) else ""))
-            block(item, ch, indent + step if step else indent, out)
+            kept = block(item, ch, indent + step if step else indent, out)
             continue
         if type(item) is str and "\n" in item and ch.chance(2):
             literal = _literal(item, indent + 2)
@@ -198,11 +201,13 @@ def block(value: Any, ch: Choices, indent: int, out: list[str]) -> None:
                 header, *rest = literal.split("\n")
                 out.append(head + " " + header)
                 out.extend(rest[:-1])
+                kept = header.endswith("+")
                 continue
         text = flow_node(item, ch) if type(item) in (dict, list) else \
             scalar(item, ch, flow=False)
         text = text.replace("\n" + " " * 40, "\n" + pad + "  ")
         out.append(head + " " + text + (" # trailing" if ch.chance(5) else ""))
+    return kept
 
 
 def dump(value: dict[str, Any], ch: Choices) -> str:
