@@ -227,8 +227,7 @@ class ClientOptions:
         it).  ``stderr_tail`` is redacted already (``StderrTail.text``: redacted before it
         was cut, so no secret crossing the cut shows in part)."""
         observer = self._observer
-        failure = getattr(getattr(self, "_command", None), "failure", None)
-        diverged = failure() if failure is not None else None  # a replay that diverged
+        diverged = replay_failure(self)
         error: ServerExited = diverged if isinstance(diverged, ServerExited) \
             else ServerExited(exit_code, stderr_tail, server=observer.label)
         if observer.recording is not None and not closed:
@@ -245,6 +244,13 @@ class ClientOptions:
                 self._observer.recording.close()
 
 
+def replay_failure(client: ClientOptions) -> BaseException | None:
+    """Why ``client``'s in-memory server ended, when it is not an ordinary exit: a replay
+    that diverged (:meth:`~mcp_proto_io._memory.MemoryCommand.failure`); None otherwise."""
+    failure = getattr(getattr(client, "_command", None), "failure", None)
+    return failure() if failure is not None else None
+
+
 def opening(plan: Plan) -> Operation[Ready]:
     """The operation that opens a session as ``plan`` says (the probe, or the handshake)."""
     era, discovered, subscriptions = plan
@@ -256,8 +262,7 @@ def probe_killed(conn: Connection, plan: Plan, exc: ConnectionClosed) -> ProbeKi
     """What to raise when an opening as ``plan`` ended with ``exc``: V-23's
     :class:`ProbeKilledServer` (start again in the handshake era) when the server exited on
     the era probe, else None (``exc`` itself)."""
-    failure = getattr(getattr(conn.client, "_command", None), "failure", None)
-    if failure is not None and failure() is not None:
+    if replay_failure(conn.client) is not None:
         return None  # a replay that diverged: its error, never a second opening
     if conn.session.probe_killed_server and plan[0] != "legacy":
         return ProbeKilledServer(str(exc))

@@ -111,44 +111,15 @@ def replay_command(path: str | os.PathLike[str], *, speed: float | None = None,
     with open(path, "rb") as f:
         transcript = read_transcript(f.read())
     name = os.path.basename(os.fspath(path))
-    runs = _runs(transcript)
+    runs = transcript.runs()
 
     def factory() -> Any:
-        # Each connection plays the next run of the recording (a client that reconnected
-        # after the server exited recorded one run after the other); past the last, the
-        # last again (its first message then shows what the client did that nobody did).
+        # Each connection plays the next run of the recording; past the last, the last
+        # again (its first message then shows what the client did that nobody did).
         return ReplayServer(runs.pop(0) if len(runs) > 1 else runs[0], speed=speed,
                             relax=relax)
 
-    return MemoryCommand(factory, f"replay:{name}"), _offered(transcript)
-
-
-def _runs(transcript: Any) -> list[Any]:
-    """``transcript`` cut after each ``exit`` entry: one transcript a connection."""
-    from dataclasses import replace  # noqa: PLC0415
-
-    runs: list[Any] = []
-    start = 0
-    entries = transcript.entries
-    for i, entry in enumerate(entries):
-        if entry.kind == "exit" and i + 1 < len(entries):
-            runs.append(replace(transcript, entries=entries[start:i + 1]))
-            start = i + 1
-    runs.append(replace(transcript, entries=entries[start:]))
-    return runs
-
-
-def _offered(transcript: Any) -> str | None:
-    """The version to pin for a replay to open as the recording did: the one the recorded
-    ``initialize`` offered, when the recorded client went straight to the handshake (it
-    remembered the era); None when it probed first (a new client does too)."""
-    for entry in transcript.entries:
-        if entry.kind == "send" and isinstance(entry.data, dict):
-            if entry.data.get("method") != "initialize":
-                return None
-            offered = (entry.data.get("params") or {}).get("protocolVersion")
-            return offered if isinstance(offered, str) else None
-    return None
+    return MemoryCommand(factory, f"replay:{name}"), transcript.offered_version
 
 
 class Context:

@@ -55,6 +55,7 @@ __all__ = [
     "accept_listen",
     "check_envelope",
     "level_rank",
+    "take",
     "list_page",
     "listed",
     "not_found",
@@ -119,6 +120,13 @@ _JSON_TYPES = {"int": "integer", "float": "number", "str": "string", "bool": "bo
 def _text(value: object) -> str:
     text = str(value)
     return text if len(text) <= MAX_ERROR_TEXT else text[:MAX_ERROR_TEXT - 3] + "..."
+
+
+def take(buffer: bytearray) -> bytes:
+    """What ``buffer`` holds, emptied: an endpoint's ``data_to_send`` / ``stderr_to_send``."""
+    out = bytes(buffer)
+    buffer.clear()
+    return out
 
 
 def level_rank(level: str) -> int:

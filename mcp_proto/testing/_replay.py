@@ -72,7 +72,7 @@ from .._limits import Limits
 from .._redact import REDACTED
 from ..wire._json import dumps, loads
 from ..wire._ndjson import NdjsonFramer, Oversize
-from ._catalog import SUBSCRIPTION_ID_KEY
+from ._catalog import SUBSCRIPTION_ID_KEY, take
 from ._transcript import Entry, Transcript
 
 __all__ = ["MAX_SHOWN_MESSAGE", "MAX_SHOWN_EXPECTED", "SUBSCRIPTION_ID_KEY", "ReplayDivergence",
@@ -325,15 +325,11 @@ class ReplayServer:
 
     def data_to_send(self) -> bytes:
         """NDJSON for the client (what was emitted since the last call)."""
-        out = bytes(self._out)
-        self._out.clear()
-        return out
+        return take(self._out)
 
     def stderr_to_send(self) -> bytes:
         """The server's stderr since the last call (UTF-8 lines)."""
-        out = bytes(self._stderr)
-        self._stderr.clear()
-        return out
+        return take(self._stderr)
 
     def next_deadline(self) -> float | None:
         """When :meth:`handle_timeout` has something to emit (None: nothing until the client

@@ -94,6 +94,7 @@ from ._catalog import (
     progress_token,
     prompt_result,
     resource_result,
+    take,
     tool_result,
 )
 from ._tasks import TASK_METHODS, TaskTable, legacy_tasks
@@ -242,14 +243,10 @@ class MemoryServer(Catalogue, Telling):
             self.exit_code = 0
 
     def data_to_send(self) -> bytes:
-        out = bytes(self._out)
-        self._out.clear()
-        return out
+        return take(self._out)
 
     def stderr_to_send(self) -> bytes:
-        out = bytes(self._err)
-        self._err.clear()
-        return out
+        return take(self._err)
 
     def next_deadline(self) -> float | None:
         return None  # nothing here waits on time

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._errors import LocalProtocolError, MCPError
@@ -153,6 +153,32 @@ class Transcript:
         did not end while recorded."""
         found: dict[str, Any] | None = self._first("exit")
         return found
+
+    @property
+    def offered_version(self) -> str | None:
+        """The version a replay pins to open as the recording did: the one the recorded
+        ``initialize`` offered, when the recorded client went straight to the handshake (it
+        remembered the era); None when it probed first (a new client does too)."""
+        for entry in self.entries:
+            if entry.kind == "send" and isinstance(entry.data, dict):
+                if entry.data.get("method") != "initialize":
+                    return None
+                offered = (entry.data.get("params") or {}).get("protocolVersion")
+                return offered if isinstance(offered, str) else None
+        return None
+
+    def runs(self) -> list[Transcript]:
+        """This transcript cut after each ``exit`` entry: one transcript a connection (a
+        client that reconnected after its server exited recorded one run after the other)."""
+        runs: list[Transcript] = []
+        start = 0
+        entries = self.entries
+        for i, entry in enumerate(entries):
+            if entry.kind == "exit" and i + 1 < len(entries):
+                runs.append(replace(self, entries=entries[start:i + 1]))
+                start = i + 1
+        runs.append(replace(self, entries=entries[start:]))
+        return runs
 
 
 # -- writing ----------------------------------------------------------------------------------
