@@ -67,11 +67,6 @@ KNOWN_BUGS: dict[str, tuple[type[BaseException], str]] = {
     # (s[start:end] is empty): _redact.py, the `merged_end > start and merged_start < stop`
     # test holds for an empty cut inside a merged range
     "empty-cut-shows-marker": (AssertionError, "of an empty cut"),
-    # a user-info with "&...=" in it (RFC 3986 allows both there): redact_url replaces
-    # query values first, from the "&" on to the next "&", which eats the "@", so the
-    # user-info pattern no longer matches and the part before "&" shows
-    # (https://u:pa&ss=word@h/ -> https://u:pa&ss=<redacted>)
-    "userinfo-ampersand": (AssertionError, "shows the user-info"),
 }
 known_bug = bug_matcher(KNOWN_BUGS)
 

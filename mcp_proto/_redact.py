@@ -230,5 +230,7 @@ def redact_url(text: str, redactor: Redactor | None = None) -> str:
     user-info replaced by :data:`REDACTED` (``https://h/mcp?key=<redacted>``: hosted servers
     take keys in the query under any name, so no value is shown), then ``redactor``'s
     secrets.  Linear in the text; never raises."""
-    shown = _USERINFO.sub(r"\1<redacted>@", _QUERY_VALUE.sub(r"\1<redacted>", text))
+    # User-info first: a password may hold "&" and "=" (RFC 3986), which the query pattern
+    # would take for a query value, eating the "@" the user-info pattern needs.
+    shown = _QUERY_VALUE.sub(r"\1<redacted>", _USERINFO.sub(r"\1<redacted>@", text))
     return redactor.text(shown) if redactor is not None else shown
