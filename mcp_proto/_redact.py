@@ -51,7 +51,9 @@ _SCHEMES = ("bearer ", "basic ", "dpop ", "token ")
 #: stops at the next ``?`` or ``&`` too, so each scan ends where the next may start (with
 #: ``?`` inside names, ``????...`` rescanned the rest from every ``?``: quadratic).
 _QUERY_VALUE = re.compile(r"([?&][^=&?#\s]*=)[^&#\s'\"]*")
-_USERINFO = re.compile(r"(://)[^/@\s'\"]*@")
+#: User-info ends with the authority, at "/", "?" or "#" (RFC 3986 3.2): an "@" in a query
+#: value is no user-info.
+_USERINFO = re.compile(r"(://)[^/?#@\s'\"]*@")
 
 
 def is_credential_key(key: str) -> bool:

@@ -604,6 +604,13 @@ def test_redact_url_hides_a_password_with_ampersand() -> None:
     assert "pa" not in shown and "h.example" in shown, shown
 
 
+def test_redact_url_hides_a_query_value_with_an_at_sign() -> None:
+    """An "@" in a query value is no user-info (the authority ends at "?"): the whole value
+    is redacted, the host still shows."""
+    shown = redact_url("https://h.example?key=sec@ret&x=1")
+    assert "sec" not in shown and "ret" not in shown and "h.example" in shown, shown
+
+
 @pytest.mark.xfail(strict=True, reason="KNOWN_BUGS 'html-behind-bom' (fuzz_http_error)")
 def test_known_html_page_behind_a_bom_is_not_shown() -> None:
     """A page with a UTF-8 BOM and no html content type: strip() keeps U+FEFF, the text

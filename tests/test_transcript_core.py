@@ -365,3 +365,26 @@ def test_any_writer_run_reads_back(calls: list[tuple[tuple[Any, ...], float]],
     assert [(e.kind, e.data) for e in entries] == [(kind, value) for kind, _, value in expected]
     assert all(abs(e.t - t) <= 1e-5 for e, (_, t, _) in zip(entries, expected, strict=True))
     assert all(isinstance(e, Entry) and e.line == i + 2 for i, e in enumerate(got.entries))
+
+
+@pytest.mark.parametrize(("params", "offered"), [
+    ({"protocolVersion": "2025-06-18"}, "2025-06-18"),
+    ({"protocolVersion": 7}, None),
+    ([1, 2], None),  # a file's params need not be an object: no version, not AttributeError
+    ("x", None),
+    (None, None),
+])
+def test_offered_version_reads_only_an_object_s_version(params: Any, offered: str | None) -> None:
+    w = writer()
+    send = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    got = read_transcript(w.header() + w.message("send", send, 100.0))
+    assert got.offered_version == offered
+
+
+def test_offered_version_is_none_when_the_client_probed_first() -> None:
+    w = writer()
+    probe = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}
+    init = {"jsonrpc": "2.0", "id": 2, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18"}}
+    data = w.header() + w.message("send", probe, 100.0) + w.message("send", init, 100.1)
+    assert read_transcript(data).offered_version is None

@@ -55,7 +55,6 @@ __all__ = [
     "accept_listen",
     "check_envelope",
     "level_rank",
-    "take",
     "list_page",
     "listed",
     "not_found",
@@ -64,6 +63,7 @@ __all__ = [
     "prompt_result",
     "resource_result",
     "schema_of",
+    "take",
     "template_pattern",
     "tool_result",
 ]

@@ -163,7 +163,8 @@ class Transcript:
             if entry.kind == "send" and isinstance(entry.data, dict):
                 if entry.data.get("method") != "initialize":
                     return None
-                offered = (entry.data.get("params") or {}).get("protocolVersion")
+                params = entry.data.get("params")
+                offered = params.get("protocolVersion") if isinstance(params, dict) else None
                 return offered if isinstance(offered, str) else None
         return None
 
