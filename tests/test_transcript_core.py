@@ -388,3 +388,18 @@ def test_offered_version_is_none_when_the_client_probed_first() -> None:
             "params": {"protocolVersion": "2025-06-18"}}
     data = w.header() + w.message("send", probe, 100.0) + w.message("send", init, 100.1)
     assert read_transcript(data).offered_version is None
+
+
+def test_a_file_s_http_headers_read_as_the_writer_shows_them() -> None:
+    """A hand-written file's header names are lower-cased and its credentials redacted on
+    reading, so reading what was read and written again gives the same (fuzz_transcript)."""
+    w = writer(transport="http", target="https://h/mcp")
+    entry = {"t": 0.1, "http": {"method": "POST", "status": 200, "headers": {
+        "Mcp-Session-Id": "s1", "Authorization": "Bearer sk-secret", "X-Api-Key": "k9"}}}
+    got = read_transcript(w.header() + lines(entry))
+    headers = got.entries[0].data["headers"]
+    assert headers == {"mcp-session-id": "s1", "authorization": "<redacted>",
+                       "x-api-key": "<redacted>"}
+    again = writer(transport="http", target="https://h/mcp")
+    text = again.header() + again.http("POST", 200, headers, 100.1)
+    assert read_transcript(text).entries[0].data["headers"] == headers

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -182,6 +182,19 @@ class Transcript:
         return runs
 
 
+def _shown_headers(headers: Mapping[str, object],
+                   show: Callable[[object], str]) -> dict[str, str]:
+    """``headers`` as a transcript shows them: names lower-cased, the value of a credential
+    header (:data:`CREDENTIAL_HEADERS`, or a name that looks like one) :data:`REDACTED`, any
+    other value as ``show`` makes it."""
+    shown: dict[str, str] = {}
+    for name, value in headers.items():
+        key = str(name).lower()
+        credential = key in CREDENTIAL_HEADERS or is_credential_key(key)
+        shown[key] = REDACTED if credential else show(value)
+    return shown
+
+
 # -- writing ----------------------------------------------------------------------------------
 
 
@@ -284,13 +297,7 @@ class TranscriptWriter:
             raise LocalProtocolError(f"method must be one of {_HTTP_METHODS}, not {method!r}")
         if status is not None and (type(status) is not int):
             raise LocalProtocolError(f"status must be an int or None, not {status!r}")
-        shown: dict[str, str] = {}
-        for name, value in headers.items():
-            key = str(name).lower()
-            if key in CREDENTIAL_HEADERS or is_credential_key(key):
-                shown[key] = REDACTED
-            else:
-                shown[key] = self._text(str(value))
+        shown = _shown_headers(headers, lambda value: self._text(str(value)))
         return self._emit({"http": {"method": method, "status": status, "headers": shown}},
                           now)
 
@@ -415,6 +422,9 @@ def _entry(obj: dict[str, Any], number: int) -> Entry:
             if type(value) is not str:
                 raise TranscriptError(f"http.headers values must be str, not "
                                       f"{type(value).__name__}", number)
+        # As the writer shows them (a file may be written by hand): what is read, written
+        # again, reads back the same, and no credential a file holds comes out of it.
+        data = {**data, "headers": _shown_headers(headers, str)}
     elif kind == "ready":
         data = _field(obj, "ready", (dict,), number, "an entry")
         _exact_keys(data, ("era", "protocol_version"), number, "ready")
