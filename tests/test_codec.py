@@ -56,6 +56,31 @@ def test_dumps_request_is_the_envelope_encoded(rid: int, method: str,
     assert dumps_request(rid, method, params) == _reference(msg)
 
 
+@settings(max_examples=300, deadline=None)
+@given(rid=st.integers(0, 2**63), name=_text, arguments=_json_values,
+       extra=st.none() | st.dictionaries(_text, _json_values, max_size=2),
+       swapped=st.booleans())
+def test_a_tool_call_is_the_envelope_encoded(rid: int, name: str, arguments: Any,
+                                             extra: dict[str, Any] | None,
+                                             swapped: bool) -> None:
+    """tools/call keeps a head per tool name: the same bytes as json, whatever the name, the
+    arguments, the order of the keys or keys beside them."""
+    params: dict[str, Any] = {"arguments": arguments, "name": name} if swapped \
+        else {"name": name, "arguments": arguments}
+    if extra:
+        params.update(extra)
+    msg = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+    assert dumps_request(rid, "tools/call", params) == _reference(msg)
+    assert dumps_request(rid + 1, "tools/call", params) == _reference({**msg, "id": rid + 1})
+
+
+def test_tool_call_heads_are_bounded() -> None:
+    for i in range(MAX_CACHED_HEADS + 10):
+        sent = json.loads(dumps_request(i, "tools/call", {"name": f"t{i}", "arguments": {}}))
+        assert sent["params"] == {"name": f"t{i}", "arguments": {}}
+    assert len(_json._call_heads) <= MAX_CACHED_HEADS
+
+
 def test_dumps_request_heads_are_bounded() -> None:
     for i in range(MAX_CACHED_HEADS + 10):
         assert json.loads(dumps_request(i, f"custom/{i}", None))["method"] == f"custom/{i}"

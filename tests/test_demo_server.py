@@ -20,6 +20,7 @@ from mcp_proto import (
     EmbeddedResource,
     ImageContent,
     Implementation,
+    LocalProtocolError,
     LogMessage,
     Progress,
     RequestTimeout,
@@ -122,6 +123,26 @@ def test_slow_count_progress() -> None:
     assert result.text == "counted to 4"
     assert [(p.progress, p.total, p.message) for p in seen] == [
         (i, 4, f"step {i}/4") for i in range(1, 5)]
+
+
+def test_a_call_from_the_progress_callback_is_refused_not_deadlocked() -> None:
+    """on_progress runs on the reader thread: a call from there would wait for the thread
+    that must read its answer, so it raises LocalProtocolError at once; the outer call and
+    the client go on."""
+    refused: list[BaseException] = []
+
+    def on_progress(_: Progress) -> None:
+        try:
+            client.call_tool("echo", {"text": "from the callback"})
+        except LocalProtocolError as exc:
+            refused.append(exc)
+
+    with demo_client() as client:
+        result = client.call_tool("slow_count", {"steps": 2, "delay": 0.01},
+                                  on_progress=on_progress)
+        assert result.text == "counted to 2"
+        assert client.call_tool("echo", {"text": "after"}).text == "after"
+    assert len(refused) == 2 and "another thread" in str(refused[0])
 
 
 def test_progress_resets_idle_timeout() -> None:

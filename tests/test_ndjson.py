@@ -36,10 +36,15 @@ def drain(framer: NdjsonFramer, bulk: bool = False) -> list[Output]:
 
 
 def frame(chunks: list[bytes], max_size: int, *, drain_each: bool = True,
-          eof: bool = True, bulk: bool = False) -> list[Output]:
+          eof: bool = True, bulk: bool = False, whole: bool = False) -> list[Output]:
+    """The lines of ``chunks`` fed in turn; ``whole``: each chunk offered to
+    :meth:`NdjsonFramer.whole` first (the session's read of one answer), fed when refused."""
     framer = NdjsonFramer(max_size)
     out: list[Output] = []
     for chunk in chunks:
+        if whole and (line := framer.whole(chunk)) is not None:
+            out.append(_output(line))
+            continue
         framer.feed(chunk)
         if drain_each:
             out += drain(framer, bulk)
@@ -252,6 +257,27 @@ def test_any_split_gives_the_same_lines(stream: bytes, cuts: list[int], limit: i
     assert frame([stream[i:i + 1] for i in range(len(stream))], limit) == expected
     assert frame(_split(stream, cuts), limit) == expected
     assert frame(_split(stream, cuts), limit, drain_each=False) == expected
+    # The one-whole-line shortcut takes some chunks: the same lines, in the same order.
+    assert frame([stream], limit, whole=True) == expected
+    assert frame(_split(stream, cuts), limit, whole=True) == expected
+    assert frame(_split(stream, cuts), limit, drain_each=False, whole=True) == expected
+    assert frame([line + b"\n" for line in stream.split(b"\n")], limit, whole=True) \
+        == model(stream.replace(b"\n", b"\n\n"), limit)
+
+
+def test_whole_takes_one_complete_line_only() -> None:
+    framer = NdjsonFramer(10)
+    assert framer.whole(b'{"a":1}\n') == b'{"a":1}'
+    assert framer.whole(b'{"a":1}\r\n') == b'{"a":1}'
+    assert framer.whole(b"0123456789\r\n") == b"0123456789"  # the limit, inclusive
+    for refused in (b"01234567890\n", b"a\nb\n", b"ab", b"\n", b"\r\n", bytearray(b"ab\n"),
+                    memoryview(b"ab\n")):
+        assert framer.whole(refused) is None, refused
+    assert framer.buffered == 0  # a refusal takes nothing
+    framer.feed(b"par")  # something held: the next chunk belongs to it
+    assert framer.whole(b"tial\n") is None
+    framer.feed(b"tial\n")
+    assert framer.next_line() == b"partial"
 
 
 @settings(max_examples=200, deadline=None)

@@ -29,7 +29,7 @@ from .._events import (
     Progress,
     ResourceUpdated,
 )
-from ..wire._inbound import LineReader, Unreadable
+from ..wire._inbound import END, LineReader, Unreadable
 from ..wire._jsonrpc import ErrorResponse, Notification, Request, Response, decode
 from ._cache import ResponseCache
 from ._era import EraChoice
@@ -100,23 +100,42 @@ class Inbox:
 
     # -- input ---------------------------------------------------------------------------------
 
+    def take(self, data: bytes | bytearray | memoryview, now: float) -> None:
+        """Route what ``data`` completes: one answer read on its own at once, without
+        buffering; anything else through the reader."""
+        reader = self.reader
+        value = reader.whole(data)
+        if value is END:
+            reader.feed(data)
+            self.drain(now)
+        elif type(value) is dict:
+            self.on_object(value, now)
+        else:
+            self.on_other(value, now)
+
     def drain(self, now: float | None) -> None:
         """Route every complete line the reader holds (``now`` None: the final line at EOF)."""
         reader = self.reader
         owner = self._owner
         for item in reader.items():
-            kind = type(item)
-            if kind is dict:
+            if type(item) is dict:
                 self.on_object(item, now)
-            elif kind is list:
-                self.on_batch(item, now)
-            elif kind is Unreadable:
-                self._on_unreadable(item)
             else:
-                self.bad(RemoteProtocolError(f"server wrote a JSON value that is not a "
-                                             f"message: {item!r}"[:200]))
+                self.on_other(item, now)
             if owner.state is State.CLOSED:
                 return
+
+    def on_other(self, item: Any, now: float | None) -> None:
+        """A line's value that is not an object: a batch, an :class:`Unreadable`, or a JSON
+        value that is no message."""
+        kind = type(item)
+        if kind is list:
+            self.on_batch(item, now)
+        elif kind is Unreadable:
+            self._on_unreadable(item)
+        else:
+            self.bad(RemoteProtocolError(f"server wrote a JSON value that is not a "
+                                         f"message: {item!r}"[:200]))
 
     def bad(self, error: MCPError) -> None:
         """Count and report input that belongs to no request."""

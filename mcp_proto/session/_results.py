@@ -97,7 +97,8 @@ class Operations(Answer):
             )
         wire = self._wire
         wire.now = now
-        rid = wire.take_id()
+        rid = wire.next_id  # wire.take_id(), inlined (every request)
+        wire.next_id = rid + 1
         handle: RequestHandle[Any] = make_handle(rid, method)
         wire.request(rid, handle, method, params, now, timeout, parse, self,
                      progress=progress, walk=walk, idle_timeout=idle_timeout)

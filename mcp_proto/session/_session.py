@@ -295,8 +295,7 @@ class ClientSession(SkillOperations):
         if self.state is State.CLOSED:
             return
         self._wire.now = now
-        self._inbox.reader.feed(data)
-        self._inbox.drain(now)
+        self._inbox.take(data, now)
 
     def receive_eof(self, error: MCPError | None = None, *, input_unread: bool = False) -> None:
         """The server closed its stdout.  A final unterminated line is still processed, then
@@ -539,7 +538,10 @@ class ClientSession(SkillOperations):
             params["arguments"] = arguments
         if meta:
             params["_meta"] = dict(meta)
-        mode = self._tasks.mode(name, task)
+        tasks = self._tasks
+        # (tasks.mode, whose answer is None when no tool call of this server is a task)
+        mode = None if tasks.caps_read is self.server_capabilities and not tasks.calls_as_tasks \
+            and self.era != "modern" else tasks.mode(name, task)
         if mode == "legacy":
             params["task"] = {} if task_ttl is None else {"ttl": max(0, int(task_ttl * 1000))}
         handle = self._op.request("tools/call", params, now, timeout, parse_call_tool_result,
@@ -738,7 +740,9 @@ class ClientSession(SkillOperations):
         server runs tool calls as tasks (2025-11-25) but the tool's ``execution.taskSupport``
         is not known (no :meth:`list_tools` has listed it).  A binding lists the tools first,
         so a ``required`` tool is never called plainly (TK-01)."""
-        return self._tasks.support_unknown(name)
+        tasks = self._tasks  # (asked before every call: no call of a server without tasks)
+        return (tasks.caps_read is not self.server_capabilities or tasks.calls_as_tasks) \
+            and tasks.support_unknown(name)
 
     def list_tasks(self, *, now: float, timeout: float | None = None) -> RequestHandle[list[Task]]:
         """Every task of the server (2025-11-25 ``tasks/list``, all pages; TK-05).  Completes

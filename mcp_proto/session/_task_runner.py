@@ -95,7 +95,7 @@ class _TaskAnswer(Answer):
 class TaskRunner:
     """Every task a session polls, by the call's handle id, task id and progress token."""
 
-    __slots__ = ("_answer", "_asks", "_calls_as_tasks", "_caps", "_owner", "_wire", "inputs",
+    __slots__ = ("_answer", "_asks", "_owner", "_wire", "calls_as_tasks", "caps_read", "inputs",
                  "run_ids", "runs", "timers", "tokens")
 
     def __init__(self, owner: TaskHost, wire: Wire, asks: ServerRequests) -> None:
@@ -108,10 +108,11 @@ class TaskRunner:
         self.run_ids: dict[str, TaskRun] = {}  # by taskId
         self.tokens: dict[int, TaskRun] = {}  # progress tokens of running tasks
         self.inputs: dict[RequestId, TaskRun] = {}  # 2026 input asked of the host
-        # Whether the server runs tool calls as tasks, for the capabilities object it was
-        # read from (asked on every call: worth not walking the dicts each time).
-        self._caps: dict[str, Any] | None = None
-        self._calls_as_tasks = False
+        # Whether the server runs tool calls as tasks (calls_as_tasks), for the capabilities
+        # object it was read from (caps_read; asked on every call: worth not walking the
+        # dicts each time).
+        self.caps_read: dict[str, Any] | None = None
+        self.calls_as_tasks = False
 
     # -- what the server offers ----------------------------------------------------------------
 
@@ -125,10 +126,10 @@ class TaskRunner:
     def _tool_calls_as_tasks(self) -> bool:
         """``tasks.requests.tools.call`` declared (2025-11-25), read once per capabilities."""
         caps = self._owner.server_capabilities
-        if caps is not self._caps:
-            self._caps = caps
-            self._calls_as_tasks = self.server_tasks("requests", "tools", "call")
-        return self._calls_as_tasks
+        if caps is not self.caps_read:
+            self.caps_read = caps
+            self.calls_as_tasks = self.server_tasks("requests", "tools", "call")
+        return self.calls_as_tasks
 
     def mode(self, name: str, task: bool | None) -> str | None:
         """How a ``tools/call`` may become a task: ``"legacy"`` (sent with ``task``, TK-01),
@@ -138,7 +139,8 @@ class TaskRunner:
             return "modern" if owner.accept_tasks and task is not False else None
         if owner.protocol_version is None or owner.protocol_version < "2025-11-25":
             return None
-        if not self._tool_calls_as_tasks():
+        if not (self.calls_as_tasks if owner.server_capabilities is self.caps_read
+                else self._tool_calls_as_tasks()):
             return None  # the server cannot run tool calls as tasks
         tool = owner.tools.get(name)
         support = tool.task_support if tool is not None else "forbidden"
@@ -150,7 +152,9 @@ class TaskRunner:
         """See :meth:`ClientSession.task_support_unknown`."""
         owner = self._owner
         if owner.era != "legacy" or owner.protocol_version is None \
-                or owner.protocol_version < "2025-11-25" or not self._tool_calls_as_tasks():
+                or owner.protocol_version < "2025-11-25" \
+                or not (self.calls_as_tasks if owner.server_capabilities is self.caps_read
+                        else self._tool_calls_as_tasks()):
             return False
         return name not in owner.tools
 

@@ -56,6 +56,18 @@ class LineReader:
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         self.framer.feed(data)
 
+    def whole(self, data: bytes | bytearray | memoryview) -> Any:
+        """The value of ``data`` when it is one whole line and nothing is buffered (as
+        :meth:`next` would give it after :meth:`feed`), else :data:`END` and nothing was
+        taken: :meth:`feed` it."""
+        line = self.framer.whole(data)
+        if line is None:
+            return END
+        try:
+            return loads(line.decode("utf-8"))
+        except (ValueError, RecursionError) as exc:
+            return _unreadable(exc)
+
     def feed_eof(self) -> None:
         """The stream ended: a final unterminated line becomes readable."""
         self.framer.feed_eof()
@@ -65,11 +77,24 @@ class LineReader:
         left (lines that came together are split in one pass, and each is decoded only
         when its turn comes)."""
         framer = self.framer
-        take = self._take
         while lines := framer.lines():
             lines.reverse()
             while lines:
-                yield take(lines)
+                line = lines.pop()
+                if type(line) is Oversize:
+                    yield self._oversize(line)
+                    continue
+                # self._take, inlined (every line): the bytes go before the parse, the text
+                # after it, so a big message is alive once at a time while its value is used.
+                try:
+                    text = line.decode("utf-8")  # type: ignore[union-attr]
+                    del line
+                    value = loads(text)
+                    del text
+                except (ValueError, RecursionError) as exc:
+                    line, text = b"", ""
+                    value = _unreadable(exc)
+                yield value
 
     def next(self) -> Any:
         """The next line's JSON value (any type: the caller checks it is a message), an
@@ -93,8 +118,7 @@ class LineReader:
             del line
             return loads(text)
         except (ValueError, RecursionError) as exc:
-            return Unreadable(RemoteProtocolError(f"server wrote a line that is not UTF-8 JSON: "
-                                                  f"{type(exc).__name__}: {exc}"[:300]))
+            return _unreadable(exc)
 
     def _oversize(self, record: Oversize) -> Unreadable:
         error = MessageTooLarge(record.size, self.max_size)
@@ -102,3 +126,8 @@ class LineReader:
         if match is None and _RESPONSE_START.match(record.head):
             match = _TAIL_ID.search(record.tail)
         return Unreadable(error, None if match is None else int(match.group(1)))
+
+
+def _unreadable(exc: Exception) -> Unreadable:
+    return Unreadable(RemoteProtocolError(f"server wrote a line that is not UTF-8 JSON: "
+                                          f"{type(exc).__name__}: {exc}"[:300]))

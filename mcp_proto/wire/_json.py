@@ -43,7 +43,7 @@ class _Encoders:
     may keep entries) is dropped.  Falls back to ``json.JSONEncoder`` where the interpreter
     has no C accelerator."""
 
-    __slots__ = ("_c_make", "_pool", "_python", "_strings")
+    __slots__ = ("_c_make", "_python", "_strings", "pool")
 
     def __init__(self, ensure_ascii: bool) -> None:
         self._python = json.JSONEncoder(separators=_SEPARATORS, ensure_ascii=ensure_ascii,
@@ -51,28 +51,30 @@ class _Encoders:
         self._strings = _encoder.encode_basestring_ascii if ensure_ascii \
             else _encoder.encode_basestring
         self._c_make: Any = getattr(_encoder, "c_make_encoder", None)
-        self._pool: list[Any] = []
+        self.pool: list[Any] = []
         if self._c_make is not None:
             try:
-                self._pool.append(self._new())
+                self.pool.append(self.new())
             except TypeError:  # pragma: no cover - a signature this module does not know
                 self._c_make = None
 
-    def _new(self) -> Any:
-        """A C encoder with a table of its own (the markers of ``json``'s cycle check)."""
+    def new(self) -> Any:
+        """An encoder: ``encode(obj, 0)`` gives the text's chunks.  The C one, with a table
+        of its own (the markers of ``json``'s cycle check); else ``json``'s."""
+        if self._c_make is None:  # pragma: no cover - CPython always has the C encoder
+            python = self._python
+            return lambda obj, _level: (python(obj),)
         item, key = _SEPARATORS
         return self._c_make({}, _unencodable, self._strings, None, key, item, False, False,
                             False)
 
     def text(self, obj: Any) -> str:
         """``obj`` as compact JSON text; raises as ``json.dumps``."""
-        if self._c_make is None:  # pragma: no cover - CPython always has the C encoder
-            return self._python(obj)
-        pool = self._pool
+        pool = self.pool
         try:
             encode = pool.pop()
         except IndexError:
-            encode = self._new()
+            encode = self.new()
         text = "".join(encode(obj, 0))  # on an exception this encoder is not put back
         if len(pool) < MAX_POOLED_ENCODERS:
             pool.append(encode)
@@ -80,6 +82,7 @@ class _Encoders:
 
 
 _UTF8 = _Encoders(ensure_ascii=False)
+_UTF8_POOL = _UTF8.pool
 _ASCII = _Encoders(ensure_ascii=True)
 _text = _UTF8.text
 
@@ -101,25 +104,53 @@ def dumps(obj: Any) -> bytes:
 
 
 _heads: dict[str, str] = {}
+_call_heads: dict[str, str] = {}  # tools/call, by tool name: the envelope up to the arguments
 
 
 def dumps_request(rid: int, method: str, params: dict[str, Any] | None) -> bytes:
     """The bytes of ``{"jsonrpc":"2.0","id":rid,"method":method,"params":params}`` (no
     ``params`` when None), as :func:`dumps` gives them, without encoding the envelope each
-    time.  Raises as :func:`dumps`."""
-    if type(method) is not str:  # not ours to send, but encoded as json would
+    time (nor, for a ``tools/call`` of just ``name`` then ``arguments``, the tool's name).
+    Raises as :func:`dumps`."""
+    if method == "tools/call" and params is not None and len(params) == 2 \
+            and type(name := params.get("name")) is str and "arguments" in params \
+            and next(iter(params)) == "name":
+        head = _call_heads.get(name)
+        if head is None:
+            head = _head("tools/call") + ',"params":{"name":' \
+                + _text(name).replace("%", "%%") + ',"arguments":'
+            if len(name) <= MAX_CACHED_METHOD and len(_call_heads) < MAX_CACHED_HEADS:
+                _call_heads[name] = head
+        # _text(params["arguments"]), inlined (every tool call): a pooled C encoder
+        pool = _UTF8_POOL
+        try:
+            encode = pool.pop()
+        except IndexError:
+            encode = _UTF8.new()
+        arguments = "".join(encode(params["arguments"], 0))  # raised: the encoder is dropped
+        if len(pool) < MAX_POOLED_ENCODERS:
+            pool.append(encode)
+        text = head % rid + arguments + "}}"
+    else:
+        if type(method) is not str:  # not ours to send, but encoded as json would
+            return dumps(_envelope(rid, method, params))
+        head = _heads.get(method) or _head(method)
+        text = head % rid + ("}" if params is None else ',"params":' + _text(params) + "}")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: dumps escapes the whole message
         return dumps(_envelope(rid, method, params))
+
+
+def _head(method: str) -> str:
+    """``{"jsonrpc":"2.0","id":%d,"method":method`` as a format (kept for short names)."""
     head = _heads.get(method)
     if head is None:
         # (a "%" in a method name must not read as a format)
         head = '{"jsonrpc":"2.0","id":%d,"method":' + _text(method).replace("%", "%%")
         if len(method) <= MAX_CACHED_METHOD and len(_heads) < MAX_CACHED_HEADS:
             _heads[method] = head
-    text = head % rid + ("}" if params is None else ',"params":' + _text(params) + "}")
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: dumps escapes the whole message
-        return dumps(_envelope(rid, method, params))
+    return head
 
 
 def _envelope(rid: int, method: Any, params: dict[str, Any] | None) -> dict[str, Any]:

@@ -88,6 +88,20 @@ class NdjsonFramer:
         else:
             self._buf += data
 
+    def whole(self, data: bytes | bytearray | memoryview) -> bytes | None:
+        """``data`` as a line (without ``\\r\\n``) when it is exactly one complete line of at
+        most the limit and nothing is buffered: the common read of one answer, taken without
+        a copy into the buffer.  Otherwise None, and nothing was taken: :meth:`feed` it."""
+        if type(data) is not bytes or self._buf or self._ready or self._discarding:
+            return None
+        nl = len(data) - 1
+        if nl < 1 or data.find(b"\n") != nl:
+            return None
+        end = nl - 1 if data[nl - 1] == 13 else nl  # 13 == "\r"
+        if end > self._max or not end:  # (an empty line: the framer skips it)
+            return None
+        return data[:end]
+
     def feed_eof(self) -> None:
         """The stream ended: a final line without a newline is still delivered."""
         if self._discarding:

@@ -54,7 +54,8 @@ class _Waiter:
 
     def __init__(self, on_progress: ProgressCallback | None,
                  on_status: StatusCallback | None) -> None:
-        self.fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        # (a future of the running loop, as loop.create_future() makes one, without its frame)
+        self.fut: asyncio.Future[Any] = asyncio.Future()
         self.on_progress = on_progress
         self.on_status = on_status
         self.done = False
@@ -110,12 +111,10 @@ class _Runtime(RuntimeBase):
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(event.wait(), max(0.0, timeout))
 
-    @staticmethod
-    def token() -> asyncio.AbstractEventLoop | None:
-        try:
-            return asyncio.get_running_loop()
-        except RuntimeError:
-            return None
+    #: The running loop, or None: asyncio's own C function (``asyncio.events`` exports it),
+    #: asked on every call (a Python wrapper around ``get_running_loop`` cost a frame).
+    token: Callable[[], asyncio.AbstractEventLoop | None] = \
+        staticmethod(asyncio.events._get_running_loop)
 
     @staticmethod
     def schedule(token: asyncio.AbstractEventLoop, fn: Callable[[], None]) -> None:

@@ -32,7 +32,6 @@ from mcp_proto import (
     MCPError,
     Progress,
     Ready,
-    RequestHandle,
     ServerRequest,
     ServerRequestCancelled,
     TaskStatus,
@@ -238,28 +237,6 @@ class AsyncPump(Connection):
 
     # -- calls ------------------------------------------------------------------------------
 
-    def start(self, op: Operation[Any], total: float,
-              on_progress: ProgressCallback | None = None,
-              on_status: StatusCallback | None = None) -> tuple[RequestHandle[Any], Waiter]:
-        """``op(session, now, total)``, its waiter entered; raises what ``op`` raises, and
-        :class:`ConnectionClosed` (or the error the connection ended with) once closed.
-
-        A call that starts alone is sent at once.  Calls that start while others are in
-        flight are sent together at the end of this turn of the loop (one write, one wake-up
-        of the server, one look at the events and the timer for all of them)."""
-        if self.closed:
-            raise self._ended()
-        session = self.session
-        handle = op(session, time.monotonic(), total)
-        waiter = self.rt.waiter(on_progress, on_status)
-        self.waiters[handle.id] = waiter
-        if session.pending_count <= 1:
-            self._after()  # send it; some operations end at once (a capability the server lacks)
-        elif not self.after_soon:
-            self.after_soon = True
-            self._soon(self._after_soon)
-        return handle, waiter
-
     def _after_soon(self) -> None:
         self.after_soon = False
         if not self.closing:
@@ -271,12 +248,27 @@ class AsyncPump(Connection):
     async def call(self, op: Operation[_V], total: float,
                    on_progress: ProgressCallback | None = None,
                    on_status: StatusCallback | None = None) -> _V:
-        """Start ``op(session, now, total)`` and await its value.  Cancelled while waiting
-        (the runtime's cancellation), the operation is cancelled in the core, which tells the
-        server (legacy: ``notifications/cancelled``; 2026 HTTP: the request's stream is
-        closed).  Async progress callbacks of the call have all finished when it returns or
-        raises."""
-        handle, waiter = self.start(op, total, on_progress, on_status)
+        """Start ``op(session, now, total)`` and await its value; raises what ``op`` raises,
+        the call's error, and :class:`ConnectionClosed` (or the error the connection ended
+        with) once closed.  Cancelled while waiting (the runtime's cancellation), the
+        operation is cancelled in the core, which tells the server (legacy:
+        ``notifications/cancelled``; 2026 HTTP: the request's stream is closed).  Async
+        progress callbacks of the call have all finished when it returns or raises.
+
+        A call that starts alone is sent at once.  Calls that start while others are in
+        flight are sent together at the end of this turn of the loop (one write, one wake-up
+        of the server, one look at the events and the timer for all of them)."""
+        if self.closed:
+            raise self._ended()
+        handle = op(self.session, time.monotonic(), total)
+        waiter = self.rt.waiter(on_progress, on_status)
+        waiters = self.waiters
+        waiters[handle.id] = waiter
+        if len(waiters) <= 1:  # no other call of this connection in flight
+            self._after()  # send it; some operations end at once (a capability the server lacks)
+        elif not self.after_soon:
+            self.after_soon = True
+            self._soon(self._after_soon)
         try:
             value: _V = await waiter.wait()  # the Completed value of a RequestHandle[_V]
         except MCPError:

@@ -50,7 +50,7 @@ _V = TypeVar("_V")  # the value type of an operation (its handle says it)
 class Waiter:
     """A one-shot result slot a caller blocks on (cheaper than a Future)."""
 
-    __slots__ = ("_lock", "error", "on_progress", "on_status", "value")
+    __slots__ = ("_lock", "error", "handle", "on_progress", "on_status", "value")
 
     def __init__(self, on_progress: ProgressCallback | None = None,
                  on_status: StatusCallback | None = None) -> None:
@@ -60,6 +60,7 @@ class Waiter:
         self.error: MCPError | None = None
         self.on_progress = on_progress
         self.on_status = on_status
+        self.handle: RequestHandle[Any] | None = None  # the call's, once started
 
     def set(self, value: Any, error: MCPError | None) -> None:
         self.value = value
@@ -84,7 +85,7 @@ class Pump(Connection):
         super().__init__(client)
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
-        self.waiters: dict[RequestHandle[Any], Waiter] = {}
+        self.waiters: dict[int, Waiter] = {}  # by the id of the call's handle
         self.armed: float | None = None  # the deadline the service thread sleeps towards
         self._executor: ThreadPoolExecutor | None = None
 
@@ -105,13 +106,11 @@ class Pump(Connection):
     def _service_loop(self) -> None:
         raise NotImplementedError
 
-    def _started(self, handle: RequestHandle[Any]) -> None:
-        """Called under the lock with the handle of each call this thread starts."""
-
-    def _on_callback_thread(self) -> bool:
-        """Whether this thread runs callbacks that only it can complete (a call from it would
-        wait for itself)."""
-        return False
+    #: Called under the lock with the handle of each call this thread starts, or None.
+    _started: Callable[[RequestHandle[Any]], None] | None = None
+    #: The ident of the thread that runs callbacks only it can complete (a call from it
+    #: would wait for itself), once it runs; None when there is no such thread.
+    callback_ident: int | None = None
 
     def notify(self, send: Callable[[ClientSession], None]) -> None:
         """Send a notification built by ``send(session)``."""
@@ -126,7 +125,7 @@ class Pump(Connection):
         """``op(session, now, total)``, its waiter entered and its bytes sent; raises what
         ``op`` raises, :class:`LocalProtocolError` from a callback thread, and what the
         connection ended with once it is closed."""
-        if self._on_callback_thread():
+        if _thread.get_ident() == self.callback_ident:
             raise LocalProtocolError(
                 "a call from on_progress / on_notification would wait for the thread that runs "
                 "that callback; make the call from another thread")
@@ -135,8 +134,10 @@ class Pump(Connection):
             if self.closed:
                 raise self._ended()
             handle = op(self.session, time.monotonic(), total)
-            self._started(handle)
-            self.waiters[handle] = waiter
+            if self._started is not None:
+                self._started(handle)
+            waiter.handle = handle
+            self.waiters[handle.id] = waiter
             self._queue_output_locked()
             deadline = self.session.next_deadline()
             if deadline is not None and (self.armed is None or deadline < self.armed):
@@ -162,14 +163,15 @@ class Pump(Connection):
 
     def _cancel_waiter(self, waiter: Waiter, reason: str) -> None:
         with self.lock:
-            for handle, w in list(self.waiters.items()):
-                if w is waiter:
-                    try:
-                        self.session.cancel(handle, reason)
-                    except LocalProtocolError:  # the handshake cannot be cancelled
-                        pass
-                    self._drain_locked()
+            handle = waiter.handle
+            if handle is not None and self.waiters.get(handle.id) is waiter:
+                try:
+                    self.session.cancel(handle, reason)
+                except LocalProtocolError:  # the handshake cannot be cancelled
+                    pass
+            events = self._drain_locked()  # this call's Failed, and whatever else was due
             self._queue_output_locked()
+        self._dispatch(events)
         self._flush()
 
     def _crashed(self, exc: BaseException) -> None:
@@ -197,9 +199,9 @@ class Pump(Connection):
         while (event := session.next_event()) is not None:
             t = type(event)
             if t is Completed or t is Failed or t is Ready:
-                out.append((event, waiters.pop(event.handle, None)))  # type: ignore[union-attr]
+                out.append((event, waiters.pop(event.handle.id, None)))  # type: ignore[union-attr]
             elif t is Progress or t is TaskStatus:
-                out.append((event, waiters.get(event.handle)))  # type: ignore[union-attr]
+                out.append((event, waiters.get(event.handle.id)))  # type: ignore[union-attr]
             else:
                 if t is Closed:
                     self.closed = True

@@ -7,6 +7,7 @@ reader keeps the last 8 KiB.  Callers write their own requests.
 
 from __future__ import annotations
 
+import _thread
 import os
 import subprocess
 import threading
@@ -81,9 +82,6 @@ class StdioConnection(Pump):
 
     # -- output -----------------------------------------------------------------------------
 
-    def _on_callback_thread(self) -> bool:
-        return threading.current_thread() is self.threads[0]
-
     def _queue_output_locked(self) -> None:
         data = self.session.data_to_send()
         if data:
@@ -109,6 +107,7 @@ class StdioConnection(Pump):
 
     def _pump_out(self) -> bool:
         """Write as much as the pipe takes (hold ``wlock``).  False if the pipe is full."""
+        fd = self.stdin_fd
         while True:
             view = self.partial
             if view is None:
@@ -117,25 +116,40 @@ class StdioConnection(Pump):
                         return True
                     chunks = self.queue
                     self.queue = []
-                view = memoryview(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+                data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+                try:
+                    n = os.write(fd, data)  # the pipe takes it all: the usual case
+                except BlockingIOError:
+                    n = 0
+                except OSError:
+                    self._stdin_closed()
+                    continue
+                self.written += n
+                if n == len(data):
+                    continue
+                view = memoryview(data)[n:]
             try:
                 while view:
-                    n = os.write(self.stdin_fd, view)
+                    n = os.write(fd, view)
                     self.written += n
                     view = view[n:]
             except BlockingIOError:
                 self.partial = view
                 return False
             except OSError:
-                # The server closed its stdin (it is exiting): the reader sees EOF and fails
-                # the pending requests with the exit code.
-                with self.lock:
-                    self.queue.clear()
+                self._stdin_closed()
             self.partial = None
+
+    def _stdin_closed(self) -> None:
+        # The server closed its stdin (it is exiting): the reader sees EOF and fails the
+        # pending requests with the exit code.
+        with self.lock:
+            self.queue.clear()
 
     # -- reader thread ----------------------------------------------------------------------
 
     def _read_stdout(self) -> None:
+        self.callback_ident = _thread.get_ident()  # this thread runs on_progress & co.
         try:
             self._read_stdout_loop()
         except BaseException as exc:  # a bug must fail the calls, not strand them
