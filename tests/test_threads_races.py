@@ -1,0 +1,485 @@
+"""The blocking binding's waiting path under races, each scenario repeated.
+
+A scripted stdio server (written below, run as a real child process) makes the race windows:
+an answer that lands just as its call times out, a server request that arrives while the only
+caller waits, a ``close()`` from another thread, a server that dies half-way through a line,
+answers given out of order to many threads.  Each scenario runs 20 to 40 times so that an
+ordering bug shows; every blocking call has a timeout and every loop a fixed count, and the
+``no_leaks`` fixture checks that no server process or binding thread survives a test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import children_of, proc_state, run_threads
+from mcp_proto_io.threads import Client, connect_stdio
+
+from mcp_proto import ConnectionClosed, RequestTimeout, Root, ServerExited
+
+pytestmark = pytest.mark.usefixtures("no_leaks")
+
+T = 10.0  # default per-call deadline of these tests, seconds
+BUDGET = 25.0  # longest a whole test may take, seconds (a slow machine still fits)
+
+#: A handshake-era NDJSON stdio server; every tool runs on its own (daemon) thread.
+#:
+#: - ``echo {text}`` answers ``text`` at once; ``delay_echo {text, delay}`` after ``delay`` s.
+#: - ``ask {kind, text, delay}`` waits ``delay`` s, sends ``roots/list``,
+#:   ``sampling/createMessage`` or ``elicitation/create`` (``kind``) about ``text``, and
+#:   answers with what the client's reply says (an ``isError`` result for an error reply).
+#: - ``hold {text}`` writes ``holding <text>`` to stderr and never answers.
+#: - ``die_half {mode}`` writes the first half of its answer's line (no newline) and
+#:   ``dying half-way`` to stderr, in the order ``mode`` says, then exits with status 7.
+#: - ``gather {text}`` is held until four are pending or 10 ms passed, and the held calls
+#:   are answered in reverse order of arrival; ``stats`` answers the sizes of those batches.
+#: - ``cancelled`` answers the ``text`` of every call the client cancelled, in order;
+#:   ``seen`` the name of every tool this process was asked to call, in order.
+#:
+#: ``server/discover`` gets -32601 (the client falls back to initialize); stdin EOF exits 0.
+SERVER = r'''
+import json, os, sys, threading, time
+
+out_lock = threading.Lock()
+state_lock = threading.Lock()
+texts = {}        # request id -> the call's text
+cancelled = []    # texts of the calls the client cancelled
+seen = []         # names of the tools called
+replies = {}      # id of a server request -> [event, reply]
+counter = [0]
+held = []         # (request id, text) of the gather calls waiting
+held_cond = threading.Condition(state_lock)
+batches = []
+
+
+def write(data):
+    with out_lock:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(1, view):]
+
+
+def encode(message):
+    return (json.dumps(message, separators=(",", ":")) + "\n").encode()
+
+
+def send(message):
+    write(encode(message))
+
+
+def log(text):
+    os.write(2, (text + "\n").encode())
+
+
+def text_result(request_id, text, is_error=False):
+    return {"jsonrpc": "2.0", "id": request_id,
+            "result": {"content": [{"type": "text", "text": text}], "isError": is_error}}
+
+
+TOOLS = [{"name": name, "inputSchema": {"type": "object"}} for name in (
+    "echo", "delay_echo", "ask", "hold", "die_half", "gather", "stats", "cancelled",
+    "seen")]
+
+
+def ask_client(kind, text):
+    with state_lock:
+        counter[0] += 1
+        request_id = f"{kind}-{counter[0]}"
+        slot = replies[request_id] = [threading.Event(), None]
+    if kind == "roots":
+        request = {"method": "roots/list"}
+    elif kind == "sampling":
+        request = {"method": "sampling/createMessage", "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+            "maxTokens": 10}}
+    else:
+        request = {"method": "elicitation/create", "params": {
+            "message": text, "requestedSchema": {
+                "type": "object", "properties": {"name": {"type": "string"}},
+                "required": ["name"]}}}
+    send({"jsonrpc": "2.0", "id": request_id, **request})
+    if not slot[0].wait(30):
+        return None, "no reply"
+    reply = slot[1]
+    if "error" in reply:
+        return None, "error reply: " + json.dumps(reply["error"])
+    result = reply["result"]
+    if kind == "roots":
+        return " ".join(r["uri"] for r in result["roots"]), None
+    if kind == "sampling":
+        return result["content"]["text"], None
+    return result["action"] + ":" + result["content"]["name"], None
+
+
+def die_half(request_id, mode):
+    line = encode(text_result(request_id, "never whole"))
+    half = line[: len(line) // 2]
+    if mode == "stderr-first":
+        log("dying half-way")
+        write(half)
+    else:
+        write(half)
+        if mode == "pause":
+            time.sleep(0.02)
+        log("dying half-way")
+    os._exit(7)
+
+
+def gatherer():
+    with held_cond:
+        while True:
+            while not held:
+                held_cond.wait()
+            first = time.monotonic()
+            while len(held) < 4 and time.monotonic() - first < 0.01:
+                held_cond.wait(0.01 - (time.monotonic() - first))
+            batch = held[:]
+            held.clear()
+            batches.append(len(batch))
+            write(b"".join(encode(text_result(i, t)) for i, t in reversed(batch)))
+
+
+def call(request_id, params):
+    name = params.get("name")
+    args = params.get("arguments") or {}
+    if name == "echo":
+        send(text_result(request_id, args["text"]))
+    elif name == "delay_echo":
+        time.sleep(args["delay"])
+        send(text_result(request_id, args["text"]))
+    elif name == "ask":
+        time.sleep(args["delay"])
+        text, error = ask_client(args["kind"], args["text"])
+        send(text_result(request_id, error or text, is_error=error is not None))
+    elif name == "hold":
+        log("holding " + args["text"])
+    elif name == "die_half":
+        die_half(request_id, args["mode"])
+    elif name == "gather":
+        with held_cond:
+            held.append((request_id, args["text"]))
+            held_cond.notify()
+    elif name == "stats":
+        with state_lock:
+            send(text_result(request_id, json.dumps(batches)))
+    elif name == "cancelled":
+        with state_lock:
+            send(text_result(request_id, json.dumps(cancelled)))
+    elif name == "seen":
+        with state_lock:
+            send(text_result(request_id, json.dumps(seen)))
+    else:
+        send({"jsonrpc": "2.0", "id": request_id,
+              "error": {"code": -32602, "message": f"Unknown tool: {name}"}})
+
+
+def main():
+    threading.Thread(target=gatherer, daemon=True).start()
+    stdin = sys.stdin.buffer
+    while True:
+        line = stdin.readline()
+        if not line:
+            os._exit(0)
+        message = json.loads(line)
+        method = message.get("method")
+        if method is None:  # a reply to one of our requests
+            with state_lock:
+                slot = replies.pop(message.get("id"), None)
+            if slot is not None:
+                slot[1] = message
+                slot[0].set()
+        elif "id" not in message:
+            if method == "notifications/cancelled":
+                with state_lock:
+                    cancelled.append(texts.get(message["params"]["requestId"]))
+        elif method == "initialize":
+            send({"jsonrpc": "2.0", "id": message["id"], "result": {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "race-server", "version": "1.0.0"}}})
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": TOOLS}})
+        elif method == "ping":
+            send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+        elif method == "tools/call":
+            params = message.get("params") or {}
+            with state_lock:
+                texts[message["id"]] = (params.get("arguments") or {}).get("text")
+                seen.append(params.get("name"))
+            threading.Thread(target=call, args=(message["id"], params), daemon=True).start()
+        else:
+            send({"jsonrpc": "2.0", "id": message["id"],
+                  "error": {"code": -32601, "message": f"Method not found: {method}"}})
+
+
+main()
+'''
+
+
+@pytest.fixture
+def race_server(tmp_path: Path) -> list[str]:
+    """argv of the scripted race server."""
+    script = tmp_path / "race_server.py"
+    script.write_text(SERVER, encoding="utf-8")
+    return [sys.executable, str(script)]
+
+
+def client_for(command: list[str], **kwargs: Any) -> Client:
+    kwargs.setdefault("timeout", T)
+    return connect_stdio(command, **kwargs)
+
+
+class Background:
+    """Run one blocking call on a thread; ``outcome()`` joins it (bounded)."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.finished_at = 0.0
+
+        def run() -> None:
+            try:
+                self.value = fn()
+            except BaseException as exc:
+                self.error = exc
+            self.finished_at = time.monotonic()
+
+        self.thread = threading.Thread(target=run, name="test-background")
+        self.thread.start()
+
+    def outcome(self, timeout: float = 15.0) -> tuple[Any, BaseException | None]:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the background call did not return in time"
+        return self.value, self.error
+
+
+def within_budget(start: float, rep: int) -> None:
+    assert time.monotonic() - start < BUDGET, f"over the time budget at repetition {rep}"
+
+
+def new_threads(before: set[threading.Thread]) -> list[str]:
+    return sorted(t.name for t in threading.enumerate() if t not in before and t.is_alive())
+
+
+def no_new_threads(before: set[threading.Thread], timeout: float = 5.0) -> list[str]:
+    """Wait (bounded) for every thread started since ``before`` to end; the ones left."""
+    deadline = time.monotonic() + timeout
+    for t in list(threading.enumerate()):
+        if t not in before and t is not threading.current_thread():
+            t.join(max(0.0, deadline - time.monotonic()))
+    return new_threads(before)
+
+
+# -- 1. a timeout racing its answer ------------------------------------------------------------
+
+RACE_TIMEOUT = 0.15
+#: The server's delay minus the call's timeout, seconds: 28 steps of 0.1 ms from -2.2 ms to
+#: +0.5 ms, where the answer and the deadline meet on loopback pipes (measured: both outcomes
+#: occur there), and two either side 20 and 30 ms away, where the outcome is certain.
+OFFSETS = [-0.03, -0.02] + [(k - 22) * 0.0001 for k in range(28)] + [0.02, 0.03]
+
+
+def test_timeout_racing_the_answer(race_server: list[str]) -> None:
+    """L-09 / C-01 / C-03: an answer landing just as its call's total deadline passes.  The
+    call returns its result or raises RequestTimeout (nothing else, never late); a timeout
+    tells the server to cancel, an answered call does not; the late answer is dropped, and
+    the next call (sent while the late answer may still be in flight) gets its own."""
+    start = time.monotonic()
+    timed_out: list[str] = []
+    answered: list[str] = []
+    with client_for(race_server) as client:
+        for rep, offset in enumerate(OFFSETS):
+            within_budget(start, rep)
+            tag = f"race-{rep}"
+            t0 = time.monotonic()
+            try:
+                result = client.call_tool(
+                    "delay_echo", {"text": tag, "delay": RACE_TIMEOUT + offset},
+                    timeout=RACE_TIMEOUT)
+            except RequestTimeout as exc:
+                assert (exc.method, exc.kind, exc.timeout) == (
+                    "tools/call", "total", RACE_TIMEOUT), rep
+                timed_out.append(tag)
+            else:
+                assert (result.text, result.is_error) == (tag, False), rep
+                answered.append(tag)
+            elapsed = time.monotonic() - t0
+            assert elapsed < RACE_TIMEOUT + 2.0, f"repetition {rep} took {elapsed:.3f} s"
+            after = client.call_tool("delay_echo", {"text": f"next-{rep}", "delay": 0})
+            assert (after.text, after.is_error) == (f"next-{rep}", False), rep
+        cancelled = json.loads(client.call_tool("cancelled").text)
+    # Every timed-out call was cancelled, once, and no answered one was.
+    assert cancelled == timed_out, (answered, timed_out)
+    # Both outcomes are real: far from the race (20 ms or more either side), some early
+    # answers were returned and some late ones timed out.
+    early = {f"race-{rep}" for rep, offset in enumerate(OFFSETS) if offset <= -0.02}
+    late = {f"race-{rep}" for rep, offset in enumerate(OFFSETS) if offset >= 0.02}
+    assert early & set(answered), (answered, timed_out)
+    assert late & set(timed_out), (answered, timed_out)
+
+
+# -- 2. a server request while the only caller waits -----------------------------------------
+
+ASK_REPS = 20
+
+
+@pytest.mark.parametrize("kind", ["roots", "sampling", "elicitation"])
+def test_server_request_while_the_only_caller_waits(race_server: list[str], kind: str) -> None:
+    """F-06: the server asks the client (roots/list, sampling/createMessage,
+    elicitation/create) while handling tools/call and answers the call only with the reply.
+    The only caller is blocked waiting; the reader must serve the request meanwhile.  The
+    server's delay before asking varies from 0 to 6 ms, so the request arrives before, while
+    and after the caller settles into its wait."""
+    current = [""]
+    handled: list[str] = []
+
+    def roots() -> list[Root]:
+        handled.append(current[0])
+        return [Root(f"file:///tmp/{current[0]}")]
+
+    def on_sampling(params: dict[str, Any]) -> dict[str, Any]:
+        text = params["messages"][0]["content"]["text"]
+        handled.append(text)
+        return {"role": "assistant", "model": "test-model",
+                "content": {"type": "text", "text": f"sampled {text}"}}
+
+    def on_elicitation(params: dict[str, Any]) -> dict[str, Any]:
+        handled.append(params["message"])
+        return {"action": "accept", "content": {"name": f"name-{params['message']}"}}
+
+    handler: dict[str, Any] = {
+        "roots": {"roots": roots}, "sampling": {"on_sampling": on_sampling},
+        "elicitation": {"on_elicitation": on_elicitation}}[kind]
+    expected = {"roots": "file:///tmp/{}", "sampling": "sampled {}",
+                "elicitation": "accept:name-{}"}[kind]
+    start = time.monotonic()
+    with client_for(race_server, **handler) as client:
+        for rep in range(ASK_REPS):
+            within_budget(start, rep)
+            tag = f"{kind}-{rep}"
+            current[0] = tag
+            result = client.call_tool(
+                "ask", {"kind": kind, "text": tag, "delay": (rep % 4) * 0.002})
+            assert (result.text, result.is_error) == (expected.format(tag), False), rep
+    assert handled == [f"{kind}-{rep}" for rep in range(ASK_REPS)]
+
+
+# -- 3. close() while a caller waits -------------------------------------------------------------
+
+CLOSE_REPS = 12
+
+
+def child_pids() -> set[int]:
+    return {pid for pid, _, _ in children_of(os.getpid())}
+
+
+@pytest.mark.parametrize("when", ["server-has-it", "at-once", "while-connecting"])
+def test_close_from_another_thread_while_a_caller_waits(race_server: list[str],
+                                                        when: str) -> None:
+    """L-10: ``close()`` from another thread while a caller waits on a call the server never
+    answers.  ``server-has-it`` closes as soon as the server reports (on stderr) that it read
+    the call; ``at-once`` right after the caller's thread starts, so the call may be being
+    built, written or waited on; ``while-connecting`` likewise, but the call is the first one
+    and starts the server itself (close may land during the handshake).  The caller gets
+    plain ConnectionClosed (the caller closed the client: call_tool's documented error)
+    within 5 s, every server process is stopped and reaped, and no thread is left."""
+    start = time.monotonic()
+    for rep in range(CLOSE_REPS):
+        within_budget(start, rep)
+        before = set(threading.enumerate())
+        children = child_pids()
+        tag = f"close-{rep}"
+        read = threading.Event()
+
+        def on_stderr(line: str, tag: str = tag, read: threading.Event = read) -> None:
+            if line.strip() == f"holding {tag}":
+                read.set()
+
+        client = client_for(race_server, on_stderr=on_stderr)
+        try:
+            if when != "while-connecting":
+                client.connect()
+                assert client.pid is not None
+            pending = Background(lambda client=client, tag=tag: client.call_tool(
+                "hold", {"text": tag}))
+            if when == "server-has-it":
+                assert read.wait(T), f"the server never read the call ({rep})"
+        finally:
+            t0 = time.monotonic()
+            client.close()
+        closed_in = time.monotonic() - t0
+        _, error = pending.outcome()
+        assert type(error) is ConnectionClosed, (rep, repr(error))
+        woke = pending.finished_at - t0
+        assert woke < 5.0, f"the caller woke {woke:.3f} s after close ({rep})"
+        assert closed_in < 5.0, f"close() took {closed_in:.3f} s ({rep})"
+        left = child_pids() - children
+        assert left == set(), f"server processes left after close ({rep}): {left}"
+        threads = no_new_threads(before)
+        assert threads == [], f"threads left after close ({rep}): {threads}"
+        with pytest.raises(ConnectionClosed):
+            client.call_tool("echo", {"text": "after close"})
+
+
+# -- 4. the server dies half-way through a line --------------------------------------------------
+
+DIE_REPS = 12
+
+
+@pytest.mark.parametrize("mode", ["stderr-first", "half-first", "pause"])
+def test_server_dies_mid_line_then_restarts(race_server: list[str], mode: str) -> None:
+    """M-06 / X-03: the server writes half of its answer's line and exits (status 7), its last
+    stderr line written before or after the half line.  The waiting call raises
+    ServerExited with the exit code and the stderr tail, never a result parsed from half a
+    line; the next call starts a new server (the failed call is not replayed) and works."""
+    start = time.monotonic()
+    with client_for(race_server) as client:
+        for rep in range(DIE_REPS):
+            within_budget(start, rep)
+            pid = client.pid
+            assert pid is not None
+            with pytest.raises(ServerExited) as info:
+                client.call_tool("die_half", {"mode": mode})
+            assert info.value.exit_code == 7, rep
+            assert info.value.stderr_tail.rstrip("\n").endswith("dying half-way"), (
+                rep, info.value.stderr_tail)
+            assert proc_state(pid) is None, f"server {pid} not reaped ({rep})"
+            result = client.call_tool("echo", {"text": f"again-{rep}"})
+            assert (result.text, result.is_error) == (f"again-{rep}", False), rep
+            assert client.pid not in (None, pid), rep
+        # The failed calls were not replayed: this server saw only the last echo.
+        assert json.loads(client.call_tool("seen").text) == ["echo", "seen"]
+
+
+# -- 5. many threads, answers out of order -----------------------------------------------------
+
+THREADS = 8
+CALLS = 20
+ROUNDS = 3
+
+
+def test_many_threads_answers_out_of_order(race_server: list[str]) -> None:
+    """J-03: 8 threads x 20 calls at once (three rounds), the server holding calls and
+    answering each batch in reverse order of arrival: every call gets its own answer."""
+    with client_for(race_server) as client:
+        for round_ in range(ROUNDS):
+
+            def work(i: int, round_: int = round_) -> list[str]:
+                return [client.call_tool("gather", {"text": f"r{round_}-t{i}-{k}"}).text
+                        for k in range(CALLS)]
+
+            results = run_threads(work, THREADS, timeout=T * 2)
+            for i in range(THREADS):
+                assert results[i] == [f"r{round_}-t{i}-{k}" for k in range(CALLS)], i
+        batches = json.loads(client.call_tool("stats").text)
+    assert sum(batches) == ROUNDS * THREADS * CALLS
+    # The premise: answers did come out of order (batches of more than one call).
+    assert max(batches) > 1, batches
