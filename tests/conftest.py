@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -352,3 +353,31 @@ def sdk_url(sdk_server_command: list[str]) -> Iterator[str]:
     port = free_port()
     with serving([*sdk_server_command, "--http", str(port)], port) as url:
         yield url
+
+
+class Background:
+    """Run one blocking call on a thread; ``outcome()`` joins it (bounded).  ``elapsed``:
+    how long the call took; ``finished_at``: when it ended (``time.monotonic()``)."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.elapsed = 0.0
+        self.finished_at = 0.0
+
+        def run() -> None:
+            t0 = time.monotonic()
+            try:
+                self.value = fn()
+            except BaseException as exc:
+                self.error = exc
+            self.finished_at = time.monotonic()
+            self.elapsed = self.finished_at - t0
+
+        self.thread = threading.Thread(target=run, name="test-background")
+        self.thread.start()
+
+    def outcome(self, timeout: float = 15.0) -> tuple[Any, BaseException | None]:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the background call did not return in time"
+        return self.value, self.error

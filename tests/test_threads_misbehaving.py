@@ -14,12 +14,11 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import proc_state, scripted_command, wait_until
+from conftest import Background, proc_state, scripted_command, wait_until
 from mcp_proto_io.threads import Client, connect_stdio
 
 from mcp_proto import (
@@ -77,31 +76,6 @@ def responses_to(messages: list[Any], request_id: str) -> list[dict[str, Any]]:
 def tool_calls(messages: list[Any], name: str) -> list[dict[str, Any]]:
     return [m for m in messages if isinstance(m, dict) and m.get("method") == "tools/call"
             and m.get("params", {}).get("name") == name]
-
-
-class Background:
-    """Run one blocking call on a thread; ``outcome()`` joins it (bounded)."""
-
-    def __init__(self, fn: Callable[[], Any]) -> None:
-        self.value: Any = None
-        self.error: BaseException | None = None
-        self.elapsed = 0.0
-
-        def run() -> None:
-            t0 = time.monotonic()
-            try:
-                self.value = fn()
-            except BaseException as exc:
-                self.error = exc
-            self.elapsed = time.monotonic() - t0
-
-        self.thread = threading.Thread(target=run, name="test-background")
-        self.thread.start()
-
-    def outcome(self, timeout: float = 15.0) -> tuple[Any, BaseException | None]:
-        self.thread.join(timeout)
-        assert not self.thread.is_alive(), "the background call did not return in time"
-        return self.value, self.error
 
 
 def wait_for_call(client: Client, name: str, timeout: float = 5.0) -> dict[str, Any]:

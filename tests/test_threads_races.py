@@ -15,12 +15,11 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import children_of, proc_state, run_threads
+from conftest import Background, children_of, proc_state, run_threads
 from mcp_proto_io.threads import Client, connect_stdio
 
 from mcp_proto import ConnectionClosed, RequestTimeout, Root, ServerExited
@@ -235,30 +234,6 @@ def race_server(tmp_path: Path) -> list[str]:
 def client_for(command: list[str], **kwargs: Any) -> Client:
     kwargs.setdefault("timeout", T)
     return connect_stdio(command, **kwargs)
-
-
-class Background:
-    """Run one blocking call on a thread; ``outcome()`` joins it (bounded)."""
-
-    def __init__(self, fn: Callable[[], Any]) -> None:
-        self.value: Any = None
-        self.error: BaseException | None = None
-        self.finished_at = 0.0
-
-        def run() -> None:
-            try:
-                self.value = fn()
-            except BaseException as exc:
-                self.error = exc
-            self.finished_at = time.monotonic()
-
-        self.thread = threading.Thread(target=run, name="test-background")
-        self.thread.start()
-
-    def outcome(self, timeout: float = 15.0) -> tuple[Any, BaseException | None]:
-        self.thread.join(timeout)
-        assert not self.thread.is_alive(), "the background call did not return in time"
-        return self.value, self.error
 
 
 def within_budget(start: float, rep: int) -> None:
