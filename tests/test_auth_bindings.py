@@ -255,6 +255,40 @@ def test_happy_path_sequence_and_file_store(binding: str, tmp_path: Path) -> Non
     assert access in records[0].read_text()  # the token really is what the store keeps
 
 
+class SlowStore(MemoryTokenStore):
+    """A store whose save takes a while (a file store fsyncing on a busy disk, or waiting for
+    another process's lock)."""
+
+    def save(self, key: str, record: dict[str, Any]) -> None:
+        time.sleep(0.4)
+        super().save(key, record)
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_closed_means_saved_a_client_opened_right_after_finds_the_tokens(
+        binding: str) -> None:
+    # Found by CI: the async bindings wrote the tokens in a thread nothing waited for, so a
+    # second client opened right after the first one closed authorized all over again.
+    store = SlowStore()
+    with AuthServer() as srv:
+        async def scenario(b: Binding) -> None:
+            async with b.connect_http(srv.mcp_url, auth=oauth(async_redirect(b), store=store),
+                                      timeout=T) as c:
+                assert await echo(c, "one") == "one"
+            first = auth_requests(srv)
+            assert [p for _, _, p in first].count("/token") == 1
+            record = store.load(store.keys()[0])
+            assert record is not None
+            assert record["issuers"][record["issuer"]]["tokens"]["access_token"] in srv.tokens
+            async with b.connect_http(srv.mcp_url, auth=oauth(async_redirect(b), store=store),
+                                      timeout=T) as c2:
+                assert await echo(c2, "two") == "two"
+            assert auth_requests(srv) == first  # the stored token served: nothing asked again
+
+        run(binding, scenario)
+        assert srv.violations == []
+
+
 # -- discovery refusals ----------------------------------------------------------------------------
 
 

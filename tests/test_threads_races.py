@@ -10,6 +10,7 @@ ordering bug shows; every blocking call has a timeout and every loop a fixed cou
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -330,9 +331,10 @@ def test_server_request_while_the_only_caller_waits(race_server: list[str], kind
         handled.append(params["message"])
         return {"action": "accept", "content": {"name": f"name-{params['message']}"}}
 
-    handler: dict[str, Any] = {
+    handlers: dict[str, dict[str, Any]] = {
         "roots": {"roots": roots}, "sampling": {"on_sampling": on_sampling},
-        "elicitation": {"on_elicitation": on_elicitation}}[kind]
+        "elicitation": {"on_elicitation": on_elicitation}}
+    handler = handlers[kind]
     expected = {"roots": "file:///tmp/{}", "sampling": "sampled {}",
                 "elicitation": "accept:name-{}"}[kind]
     start = time.monotonic()
@@ -383,8 +385,7 @@ def test_close_from_another_thread_while_a_caller_waits(race_server: list[str],
             if when != "while-connecting":
                 client.connect()
                 assert client.pid is not None
-            pending = Background(lambda client=client, tag=tag: client.call_tool(
-                "hold", {"text": tag}))
+            pending = Background(functools.partial(client.call_tool, "hold", {"text": tag}))
             if when == "server-has-it":
                 assert read.wait(T), f"the server never read the call ({rep})"
         finally:

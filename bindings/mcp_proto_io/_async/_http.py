@@ -23,13 +23,21 @@ from ..auth._deferred import (
     run_auth_exchange,
     run_in_daemon_thread,
 )
-from ._pump import AsyncPump, Runtime, TaskHandle
+from ._pump import SETTLE_POLL, AsyncPump, Runtime, TaskHandle
 
 if TYPE_CHECKING:
+    import threading
+
     from mcp_proto import AuthExchange, AuthResponse, AuthStatus
     from mcp_proto.http._streamable import HttpExchange
 
-__all__ = ["HttpPump"]
+__all__ = ["SAVE_WAIT", "HttpPump"]
+
+#: Seconds ``aclose()`` waits for the token records still being written: a client opened on
+#: the same store right after must find them (else it authorizes again).  A file store's save
+#: takes milliseconds but may wait ``LOCK_TIMEOUT`` (10 s) for another process's lock; past
+#: this the write goes on in its own (non-daemon) thread and the close returns.
+SAVE_WAIT = 12.0
 
 
 class HttpPump(AsyncPump):
@@ -45,6 +53,7 @@ class HttpPump(AsyncPump):
         self.queued: list[HttpExchange] = []  # over MAX_HTTP_EXCHANGES, waiting their turn
         self.running = 0
         self.redirect_task: TaskHandle | None = None  # the user step's handler
+        self.saving: list[threading.Thread] = []  # records being written, off the loop
 
     def _deadline(self) -> float | None:
         return self.http.next_deadline()
@@ -112,8 +121,16 @@ class HttpPump(AsyncPump):
                 done(None, exc)
             return
         # Not a daemon: an exiting process still finishes writing the tokens it was given.
-        run_in_daemon_thread(lambda: setup.save(event.key, event.record, event.serial), done,
-                             daemon=False)
+        self.saving = [t for t in self.saving if t.is_alive()]
+        self.saving.append(run_in_daemon_thread(
+            lambda: setup.save(event.key, event.record, event.serial), done, daemon=False))
+
+    async def _finish_guarded(self) -> None:
+        await super()._finish_guarded()
+        # Closed means saved: the tokens written before the close returns (bounded).
+        end = time.monotonic() + SAVE_WAIT
+        while any(t.is_alive() for t in self.saving) and time.monotonic() < end:
+            await self.rt.sleep(SETTLE_POLL)
 
     def _start_auth(self, ax: AuthExchange) -> None:
         """Carry an auth exchange in a daemon thread; its answer comes back on this loop

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import ssl
+    import threading
 
     from mcp_proto import AuthExchange, AuthorizationError, AuthResponse, OAuthFlow
 
@@ -53,11 +54,11 @@ def run_auth_exchange(ex: AuthExchange, allowed: Callable[[str], bool],
 
 def run_in_daemon_thread(fn: Callable[[], Any],
                          done: Callable[[Any, BaseException | None], None], *,
-                         daemon: bool = True) -> None:
+                         daemon: bool = True) -> threading.Thread:
     """:func:`._auth_io.run_in_daemon_thread`."""
     from ._io import run_in_daemon_thread
 
-    run_in_daemon_thread(fn, done, daemon=daemon)
+    return run_in_daemon_thread(fn, done, daemon=daemon)
 
 
 def redirect_failure(exc: Exception) -> AuthorizationError | str:

@@ -117,8 +117,9 @@ def run_auth_exchange(ex: AuthExchange, allowed: Callable[[str], bool],
 
 def run_in_daemon_thread(fn: Callable[[], Any],
                          done: Callable[[Any, BaseException | None], None], *,
-                         daemon: bool = True) -> None:
-    """Run the blocking ``fn`` in a daemon thread, then ``done(value, error)`` in it.  For the
+                         daemon: bool = True) -> threading.Thread:
+    """Run the blocking ``fn`` in a daemon thread, then ``done(value, error)`` in it; the
+    thread, started (whoever must see the work over joins or polls it).  For the
     async bindings' blocking auth parts (an exchange, a plain redirect handler): a daemon
     thread, not a loop's executor, since ``asyncio.run`` waits for its executor's threads at
     exit and a user step may take minutes."""
@@ -130,7 +131,9 @@ def run_in_daemon_thread(fn: Callable[[], Any],
             value, error = None, exc
         done(value, error)
 
-    threading.Thread(target=run, name="mcp-proto-auth", daemon=daemon).start()
+    thread = threading.Thread(target=run, name="mcp-proto-auth", daemon=daemon)
+    thread.start()
+    return thread
 
 
 def redirect_failure(exc: Exception) -> AuthorizationError | str:
