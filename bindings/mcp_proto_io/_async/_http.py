@@ -17,6 +17,7 @@ from mcp_proto import AuthorizationError, MCPError, RedirectRequired, SaveRecord
 from .._client import HttpOptions, user_step
 from .._tuning import MAX_HTTP_EXCHANGES
 from ..auth._deferred import (
+    Running,
     deliver_callback,
     is_async_redirect,
     redirect_failure,
@@ -26,8 +27,6 @@ from ..auth._deferred import (
 from ._pump import SETTLE_POLL, AsyncPump, Runtime, TaskHandle
 
 if TYPE_CHECKING:
-    import threading
-
     from mcp_proto import AuthExchange, AuthResponse, AuthStatus
     from mcp_proto.http._streamable import HttpExchange
 
@@ -53,7 +52,7 @@ class HttpPump(AsyncPump):
         self.queued: list[HttpExchange] = []  # over MAX_HTTP_EXCHANGES, waiting their turn
         self.running = 0
         self.redirect_task: TaskHandle | None = None  # the user step's handler
-        self.saving: list[threading.Thread] = []  # records being written, off the loop
+        self.saving: list[Running] = []  # records being written, off the loop
 
     def _deadline(self) -> float | None:
         return self.http.next_deadline()

@@ -12,11 +12,10 @@ what that saves, ``tests/test_imports.py`` checks that it stays unloaded.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import ssl
-    import threading
 
     from mcp_proto import AuthExchange, AuthorizationError, AuthResponse, OAuthFlow
 
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "NO_REDIRECT",
     "AuthSetup",
+    "Running",
     "deliver_callback",
     "is_async_redirect",
     "redirect_failure",
@@ -35,6 +35,15 @@ __all__ = [
 #: :data:`._auth_io.NO_REDIRECT`, repeated so that naming it loads nothing (a test checks
 #: that the two agree).
 NO_REDIRECT = "authorization needs a user and no redirect handler is configured"
+
+
+class Running(Protocol):
+    """Work started by :func:`run_in_daemon_thread` (a thread, named without importing
+    ``threading``: the async bindings must not load it)."""
+
+    def is_alive(self) -> bool:
+        """Whether the work is still running."""
+        ...
 
 
 def AuthSetup(auth: Any, url: str) -> _auth_io.AuthSetup:
@@ -54,7 +63,7 @@ def run_auth_exchange(ex: AuthExchange, allowed: Callable[[str], bool],
 
 def run_in_daemon_thread(fn: Callable[[], Any],
                          done: Callable[[Any, BaseException | None], None], *,
-                         daemon: bool = True) -> threading.Thread:
+                         daemon: bool = True) -> Running:
     """:func:`._auth_io.run_in_daemon_thread`."""
     from ._io import run_in_daemon_thread
 
