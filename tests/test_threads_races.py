@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -43,6 +44,11 @@ BUDGET = 25.0  # longest a whole test may take, seconds (a slow machine still fi
 #:   are answered in reverse order of arrival; ``stats`` answers the sizes of those batches.
 #: - ``cancelled`` answers the ``text`` of every call the client cancelled, in order;
 #:   ``seen`` the name of every tool this process was asked to call, in order.
+#:
+#: - ``progress {text, count, pause}`` sends ``count`` progress notifications (to the call's
+#:   progress token) at once, then answers ``text`` ``pause`` s later (default 0).
+#: - ``later {text, delay}`` answers ``text`` at once, and ``delay`` s later logs ``text``
+#:   (a ``notifications/message`` that comes while no call waits).
 #:
 #: ``server/discover`` gets -32601 (the client falls back to initialize); stdin EOF exits 0.
 SERVER = r'''
@@ -86,7 +92,7 @@ def text_result(request_id, text, is_error=False):
 
 TOOLS = [{"name": name, "inputSchema": {"type": "object"}} for name in (
     "echo", "delay_echo", "ask", "hold", "die_half", "gather", "stats", "cancelled",
-    "seen")]
+    "seen", "progress", "later")]
 
 
 def ask_client(kind, text):
@@ -161,6 +167,18 @@ def call(request_id, params):
         send(text_result(request_id, error or text, is_error=error is not None))
     elif name == "hold":
         log("holding " + args["text"])
+    elif name == "progress":
+        token = (params.get("_meta") or {}).get("progressToken")
+        write(b"".join(encode({"jsonrpc": "2.0", "method": "notifications/progress",
+                               "params": {"progressToken": token, "progress": i + 1}})
+                       for i in range(args["count"])))  # one write: read together
+        time.sleep(args.get("pause", 0))
+        send(text_result(request_id, args["text"]))
+    elif name == "later":
+        send(text_result(request_id, args["text"]))
+        time.sleep(args["delay"])
+        send({"jsonrpc": "2.0", "method": "notifications/message",
+              "params": {"level": "info", "data": args["text"]}})
     elif name == "die_half":
         die_half(request_id, args["mode"])
     elif name == "gather":
@@ -459,3 +477,153 @@ def test_many_threads_answers_out_of_order(race_server: list[str]) -> None:
     assert sum(batches) == ROUNDS * THREADS * CALLS
     # The premise: answers did come out of order (batches of more than one call).
     assert max(batches) > 1, batches
+
+
+# -- 6. who reads: the caller waiting alone, the reader thread otherwise ---------------------
+
+LEAD_REPS = 20
+
+
+def test_a_caller_waiting_alone_reads_its_own_answer(race_server: list[str]) -> None:
+    """Leader/follower: a call's progress callbacks run on the thread that reads, and a caller
+    that waits while nobody else reads is that thread (no hand-off to the reader thread),
+    from the main thread and from another one alike."""
+    with client_for(race_server) as client:
+
+        def calls(tag: str) -> list[set[int]]:
+            seen: list[set[int]] = []
+            for rep in range(LEAD_REPS):
+                idents: set[int] = set()
+                result = client.call_tool(
+                    "progress", {"text": f"{tag}-{rep}", "count": 3},
+                    on_progress=lambda _e, idents=idents: idents.add(threading.get_ident()))
+                assert (result.text, result.is_error) == (f"{tag}-{rep}", False)
+                seen.append(idents)
+            return seen
+
+        me = threading.get_ident()
+        assert calls("here") == [{me}] * LEAD_REPS
+        other = run_threads(lambda _i: (threading.get_ident(), calls("there")), 1, timeout=T)
+        ident, seen = other[0]
+        assert seen == [{ident}] * LEAD_REPS
+
+
+def test_the_reader_hands_answers_on_both_ways(race_server: list[str]) -> None:
+    """While one caller reads, another thread's answer is handed on to it (the reader need not
+    be the one it answers); when the reading caller has its answer first, the reader thread
+    takes over for the call still waiting."""
+    start = time.monotonic()
+    with client_for(race_server) as client:
+        for rep in range(10):
+            within_budget(start, rep)
+            finished: dict[str, float] = {}
+
+            def work(i: int, rep: int = rep, finished: dict[str, float] = finished) -> str:
+                time.sleep(0.02 * i)  # 0 leads, 1 follows
+                delay = (0.25, 0.05) if rep % 2 else (0.05, 0.25)
+                text = client.call_tool("delay_echo",
+                                        {"text": f"{rep}-{i}", "delay": delay[i]}).text
+                finished[text] = time.monotonic()
+                return text
+
+            t0 = time.monotonic()
+            assert run_threads(work, 2, timeout=T) == {0: f"{rep}-0", 1: f"{rep}-1"}
+            # Each got its answer when it came, not when the other's did.
+            early, late = (f"{rep}-1", f"{rep}-0") if rep % 2 else (f"{rep}-0", f"{rep}-1")
+            assert finished[early] - t0 < 0.2, (rep, finished[early] - t0)
+            assert finished[late] >= finished[early]
+
+
+def test_what_comes_while_nobody_calls_is_read(race_server: list[str]) -> None:
+    """A notification that arrives after the last call returned (no caller reads) is read by
+    the reader thread and delivered."""
+    got: list[str] = []
+    arrived = threading.Event()
+
+    def on_notification(event: Any) -> None:
+        data = getattr(event, "data", None)
+        if isinstance(data, str):
+            got.append(data)
+            arrived.set()
+
+    with client_for(race_server, on_notification=on_notification) as client:
+        for rep in range(5):
+            arrived.clear()
+            assert client.call_tool("later", {"text": f"late-{rep}", "delay": 0.05}).text \
+                == f"late-{rep}"
+            assert arrived.wait(5.0), rep
+    assert got == [f"late-{rep}" for rep in range(5)]
+
+
+#: Run as the main thread of its own interpreter (signal handlers are per process): a
+#: KeyboardInterrupt while the main thread reads, in its wait and in the session's work.
+INTERRUPT_SCRIPT = r'''
+import _thread, json, signal, sys, threading, time
+from mcp_proto_io.threads import connect_stdio
+
+out = {}
+with connect_stdio(sys.argv[1:], timeout=10.0) as client:
+    # 1. In the wait: the call is interrupted, and cancelled on the server.
+    threading.Timer(0.2, _thread.interrupt_main).start()
+    t0 = time.monotonic()
+    try:
+        client.call_tool("hold", {"text": "held"})
+        out["wait"] = "returned"
+    except KeyboardInterrupt:
+        out["wait"] = round(time.monotonic() - t0, 2)
+    out["handler_after_wait"] = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # 2. In the session's work (a progress callback): held back until that work is done.
+    steps = []
+    def on_progress(event):
+        steps.append("in")
+        if len(steps) == 1:
+            _thread.interrupt_main()
+            sum(range(100000))  # the interpreter looks for signals many times in here
+        steps.append("out")
+    try:
+        client.call_tool("progress", {"text": "p", "count": 2, "pause": 0.5},
+                         on_progress=on_progress)
+        out["work"] = "returned"
+    except KeyboardInterrupt:
+        out["work"] = "interrupted"
+    out["steps"] = steps
+    out["handler_after_work"] = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    out["next"] = client.call_tool("echo", {"text": "still here"}).text
+    out["cancelled"] = json.loads(client.call_tool("cancelled").text)
+print(json.dumps(out))
+'''
+
+
+def test_keyboard_interrupt_while_the_main_thread_reads(race_server: list[str],
+                                                        tmp_path: Path) -> None:
+    """Ctrl-C while the main thread reads its own answer: in the wait it interrupts the call
+    (cancelled on the server), in the session's work (a callback) it is held back until that
+    work is done, never losing what was read; the SIGINT handler is the caller's again after,
+    and the connection goes on."""
+    script = tmp_path / "interrupt.py"
+    script.write_text(INTERRUPT_SCRIPT, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(script), *race_server], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert isinstance(out["wait"], float) and out["wait"] < 2.0, out
+    assert out["handler_after_wait"] and out["handler_after_work"], out
+    # The callback ran to its end, and the one for the notification read with it too; the
+    # interrupt came after them (not inside), and cancelled the call (answered 0.5 s later).
+    assert out["work"] == "interrupted" and out["steps"] == ["in", "out", "in", "out"], out
+    assert out["next"] == "still here"
+    assert out["cancelled"] == ["held", "p"], out
+
+
+def test_close_from_a_callback_of_the_reading_caller(race_server: list[str]) -> None:
+    """``close()`` from a progress callback, which runs on the caller that reads: the call
+    fails with ConnectionClosed at once (the close does not wait for the reader it runs on),
+    and nothing is left running (the ``no_leaks`` fixture)."""
+    for rep in range(5):
+        client = client_for(race_server)
+        t0 = time.monotonic()
+        with pytest.raises(ConnectionClosed):
+            client.call_tool("progress", {"text": f"c-{rep}", "count": 1, "pause": 5.0},
+                             on_progress=lambda _e, client=client: client.close())
+        assert time.monotonic() - t0 < 3.0, rep
+        client.close()

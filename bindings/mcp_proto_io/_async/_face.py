@@ -163,8 +163,9 @@ class AsyncClientFace:
         - :class:`LocalProtocolError`: a misuse (a call from a callback that would deadlock,
           a client of another event loop, arguments that are not a JSON object).
 
-        ``on_progress`` gets each :class:`Progress` (threads: on the reader thread; asyncio
-        and trio: a function, or an async function awaited in arrival order).  In an async
+        ``on_progress`` gets each :class:`Progress` (threads: on the thread reading the
+        answers, over stdio this caller's own while no other call waits; asyncio and trio: a
+        function, or an async function awaited in arrival order).  In an async
         client, cancelling the awaiting task cancels the call on the server too.
 
         A call may run as a task (section 9): in 2025-11-25 when the tool requires it, or

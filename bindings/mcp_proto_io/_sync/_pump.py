@@ -67,6 +67,10 @@ class Waiter:
         self.error = error
         self._lock.release()
 
+    def done(self) -> bool:
+        """Whether the value (or the error) is in."""
+        return not self._lock.locked()
+
     def wait(self) -> Any:
         """The value; raises the call's error."""
         self._lock.acquire()
@@ -155,11 +159,17 @@ class Pump(Connection):
         """Start ``op(session, now, total)`` and wait for its value (raises its error)."""
         waiter = self.start(op, total, on_progress, on_status)
         try:
+            self._await(waiter)
             value: _V = waiter.wait()  # the Completed value of a RequestHandle[_V]
             return value
         except KeyboardInterrupt:
             self._cancel_waiter(waiter, "interrupted")
             raise
+
+    def _await(self, waiter: Waiter) -> None:
+        """Wait for ``waiter`` by doing the connection's work meanwhile, where the connection
+        can (stdio: the caller that waits alone reads its own answer); by default nothing, and
+        the caller blocks in :meth:`Waiter.wait`."""
 
     def _cancel_waiter(self, waiter: Waiter, reason: str) -> None:
         with self.lock:

@@ -1,17 +1,27 @@
 """The threads stdio connection: one server process, one core session, three threads.
 
-The stdout reader feeds the core; the service thread writes what the reader and the timers
-produced, fires the core's deadlines and notices a server gone without EOF; the stderr
-reader keeps the last 8 KiB.  Callers write their own requests.
+Whoever holds the read role reads the server's stdout and feeds the core (leader/follower):
+a caller that waits while nobody reads takes the role and reads its own answer (no thread
+switch on the way, the common sequential case), handing on the answers of others it reads;
+callers that find the role taken wait for their answer.  The stdout reader thread takes the
+role when callers leave it while others still wait, and after :data:`READER_GRACE` without a
+caller (so notifications and server requests are read while nobody calls); it gives the role
+up whenever no call waits.  The service thread writes what the pipe did not take, fires the
+core's deadlines and notices a server gone without EOF; the stderr reader keeps the last
+8 KiB.  Callers write their own requests.
 """
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # signal.signal converts to enums: 4x the cost
 import _thread
 import os
+import select
 import subprocess
 import threading
 import time
+from types import FrameType
+from typing import Any
 
 from mcp_proto import ConnectionLost
 
@@ -25,12 +35,26 @@ from .._tuning import (
     STDERR_SETTLE,
     STDOUT_SETTLE,
 )
-from ._pump import Pump
+from ._pump import Pump, Waiter
 
-__all__ = ["WRITE_POLL", "StdioConnection"]
+__all__ = ["CLOSE_JOIN", "LEAD_POLL", "READER_GRACE", "WRITE_POLL", "StdioConnection"]
 
 #: Longest wait for the server's stdin to accept bytes before deadlines are checked again.
 WRITE_POLL = 0.05
+#: Seconds the reader thread leaves the read role to the callers after one gave it up with no
+#: call waiting: a caller that calls again within it reads its own answer.  Short, because
+#: what arrives while nobody calls (a notification, a server request) waits this long at most.
+READER_GRACE = 0.02
+#: Longest a reading caller waits in ``poll`` before it looks at its call again: an outcome
+#: another thread gave it (a close, a crash, a server gone without EOF) is seen this late at
+#: most.  Its own deadline wakes it on time (the wait is the shorter of the two).
+LEAD_POLL = 0.05
+#: Longest ``close()`` waits for each thread of the connection to end (and for a reading
+#: caller to let go of stdout) before it leaves it to end with the server process.
+CLOSE_JOIN = 5.0
+
+_MAIN_IDENT = threading.main_thread().ident
+_SIGINT = int(_signal.SIGINT)
 
 
 class StdioConnection(Pump):
@@ -49,6 +73,18 @@ class StdioConnection(Pump):
         self._closing = False
         self._gone = False  # the server's end was handled (by the reader or the service)
         self.written = 0  # bytes the pipe took (under wlock): did the server read them?
+        # The read role (under self.lock): held by one caller or the reader thread at a time.
+        self.reading = False
+        self.handoff = False  # a caller left it while others wait: the reader takes it now
+        self.freed_at = 0.0  # when it was last given up
+        self.eof = False  # stdout ended (whoever read it); the reader thread ends the session
+        self.rcond = threading.Condition(self.lock)  # the reader thread (and a close) wait here
+        self.read_size = READ_SIZE  # of the role's holder
+        # SIGINT while the main thread holds the role (see _on_sigint): the handler it had,
+        # whether the session's work is under way, a signal held back meanwhile.
+        self.sigint_previous: Any = None
+        self.critical = False
+        self.sigint_pending: tuple[int, FrameType | None] | None = None
         try:
             self.proc, self.witness = spawn(client._command, env=client._env, cwd=client._cwd)
         except OSError as exc:
@@ -56,6 +92,9 @@ class StdioConnection(Pump):
                 f"cannot start the server {argv_of(client._command)[0]!r}: {exc}") from exc
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         self.stdin_fd = self.proc.stdin.fileno()
+        self.stdout_fd = self.proc.stdout.fileno()
+        self.poller = select.poll()  # the role's holder's alone
+        self.poller.register(self.stdout_fd, select.POLLIN)
         # Never block in write(): a server that stops reading must not stall a caller past its
         # deadline, nor the service thread that fires deadlines.
         os.set_blocking(self.stdin_fd, False)
@@ -146,10 +185,134 @@ class StdioConnection(Pump):
         with self.lock:
             self.queue.clear()
 
+    # -- the read role ----------------------------------------------------------------------
+
+    def _await(self, waiter: Waiter) -> None:
+        """Read until ``waiter`` has its outcome, if nobody else reads (else return at once:
+        the holder hands the answer on).  Raises ``KeyboardInterrupt`` as the wait did; the
+        role is given up whatever happens.  (One method: this is every sequential call.)"""
+        wait_lock = waiter._lock
+        me = _thread.get_ident()
+        with self.lock:
+            if self.reading or not wait_lock.locked() or self.closed or self.eof or self._gone:
+                return
+            self.reading = True
+            self.callback_ident = me  # this thread runs on_progress & co. meanwhile
+            deadline = self.session.next_deadline()
+        guard = False
+        try:
+            if me == _MAIN_IDENT and callable(previous := _signal.getsignal(_SIGINT)):
+                self.sigint_previous = previous
+                _signal.signal(_SIGINT, self._on_sigint)
+                guard = True
+            poll = self.poller.poll
+            monotonic = time.monotonic
+            while wait_lock.locked():
+                timeout = LEAD_POLL if deadline is None else deadline - monotonic()
+                timeout = min(timeout, LEAD_POLL)
+                ready = poll(timeout * 1000.0 if timeout > 0 else 0)
+                self.critical = guard
+                try:
+                    if not ready:
+                        deadline = self._fire(monotonic())
+                    elif (data := self._read()) is None:
+                        return  # EOF: the reader thread ends the session (and this call)
+                    else:
+                        deadline = self._take(data)
+                finally:
+                    self.critical = False
+                    if self.sigint_pending is not None:
+                        self._run_sigint()
+        finally:
+            self._release_role()
+            if guard:
+                _signal.signal(_SIGINT, self.sigint_previous)
+                if self.sigint_pending is not None:
+                    self._run_sigint()
+
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        """SIGINT while the main thread reads: held back while it is inside the session's
+        work (a read and what it feeds, a dispatch), where a ``KeyboardInterrupt`` would lose
+        bytes or leave another caller's answer undelivered; the previous handler runs once
+        that work is done, so the call is interrupted (and cancelled) as before.  In ``poll``
+        it runs at once."""
+        if self.critical:
+            self.sigint_pending = (signum, frame)
+        else:
+            self.sigint_previous(signum, frame)
+
+    def _run_sigint(self) -> None:
+        pending = self.sigint_pending
+        self.sigint_pending = None
+        if pending is not None:
+            self.sigint_previous(*pending)
+
+    def _release_role(self) -> None:
+        with self.lock:
+            self.reading = False
+            self.callback_ident = None
+            self.freed_at = time.monotonic()
+            if not (self.waiters or self.eof or self.closed):
+                return
+            self.handoff = bool(self.waiters)  # those calls' answers need a reader now
+            self.rcond.notify_all()
+        if self.closed:  # by one of this holder's callbacks, say: stdout is its to close
+            self._close_stdout()
+
+    def _read(self) -> bytes | None:
+        """What stdout has (the role's holder, after poll said so); None at EOF."""
+        try:
+            data = os.read(self.stdout_fd, self.read_size)
+        except OSError:
+            data = b""
+        if not data:
+            with self.lock:
+                self.eof = True
+            return None
+        self.read_size = BIG_READ_SIZE if len(data) >= READ_SIZE else READ_SIZE
+        return data
+
+    def _take(self, data: bytes) -> float | None:
+        """Feed ``data`` to the core, send and dispatch what it gives; its next deadline."""
+        session = self.session
+        tracer = self.tracer
+        with self.lock:
+            if tracer is not None:
+                tracer.received(data)  # never raises: showing cannot crash the reader
+            session.receive_data(data, now=time.monotonic())
+            out = session.data_to_send()
+            if out:
+                self.queue.append(out)  # queued first: the drained bytes are never lost
+                if tracer is not None:
+                    tracer.sent(out)
+            # An answer may bring a deadline nearer (a task's next poll): wake the service
+            # thread if it sleeps towards a later one.
+            deadline = session.next_deadline()
+            if deadline is not None and (self.armed is None or deadline < self.armed):
+                self.cond.notify()
+            events = self._drain_locked()
+        if events:
+            self._dispatch(events)
+        if out:
+            self._flush()  # never blocks: a full pipe is the service thread's to finish
+        return deadline
+
+    def _fire(self, now: float) -> float | None:
+        """A reading caller's poll ran out: fire what is due (the service thread may have
+        already); the next deadline."""
+        with self.lock:
+            self.session.handle_timeout(now)
+            self._queue_output_locked()
+            events = self._drain_locked()
+            deadline = self.session.next_deadline()
+        if events:
+            self._dispatch(events)
+        self._flush()
+        return deadline
+
     # -- reader thread ----------------------------------------------------------------------
 
     def _read_stdout(self) -> None:
-        self.callback_ident = _thread.get_ident()  # this thread runs on_progress & co.
         try:
             self._read_stdout_loop()
         except BaseException as exc:  # a bug must fail the calls, not strand them
@@ -158,40 +321,44 @@ class StdioConnection(Pump):
         self._server_gone()
 
     def _read_stdout_loop(self) -> None:
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        session = self.session
-        read = os.read
-        monotonic = time.monotonic
-        size = READ_SIZE
-        tracer = self.tracer
-        while True:
+        me = _thread.get_ident()
+        poll = self.poller.poll
+        idle_ms = PROCESS_POLL_INTERVAL * 1000.0
+        while self._claim(me):
             try:
-                data = read(fd, size)
-            except OSError:
-                data = b""
-            if not data:
-                break
-            size = BIG_READ_SIZE if len(data) >= READ_SIZE else READ_SIZE
-            with self.lock:
-                if tracer is not None:
-                    tracer.received(data)  # never raises: showing cannot crash the reader
-                session.receive_data(data, now=monotonic())
-                out = session.data_to_send()
-                if out:
-                    self.queue.append(out)  # queued first: the drained bytes are never lost
-                    if tracer is not None:
-                        tracer.sent(out)
-                    self.cond.notify()  # the service thread writes: the reader never blocks
-                else:
-                    # An answer may bring a deadline nearer (a task's next poll): wake the
-                    # service thread if it sleeps towards a later one.
-                    deadline = session.next_deadline()
-                    if deadline is not None and (self.armed is None or deadline < self.armed):
-                        self.cond.notify()
-                events = self._drain_locked()
-            if events:
-                self._dispatch(events)
+                while True:
+                    if not poll(idle_ms):
+                        with self.lock:
+                            if self.closed or self._gone:
+                                return
+                        continue
+                    data = self._read()
+                    if data is None:
+                        return
+                    self._take(data)
+                    with self.lock:
+                        if not self.waiters:
+                            break  # the next caller reads its own answer
+            finally:
+                self._release_role()
+
+    def _claim(self, me: int) -> bool:
+        """Wait for the read role (see the module's text); False once nothing is left to
+        read."""
+        with self.lock:
+            while True:
+                if self.eof or self._gone or self.closed:
+                    return False
+                idle = READER_GRACE
+                if not self.reading:
+                    idle = time.monotonic() - self.freed_at
+                    if self.handoff or idle >= READER_GRACE:
+                        self.reading = True
+                        self.handoff = False
+                        self.callback_ident = me
+                        return True
+                # A caller reads (or just left): look again after the grace, or when told.
+                self.rcond.wait(READER_GRACE - idle if idle < READER_GRACE else READER_GRACE)
 
     def _server_gone(self) -> None:
         """End the session with the server's exit: once, from the stdout reader at EOF or from
@@ -306,21 +473,38 @@ class StdioConnection(Pump):
             events = self._drain_locked()
             self.closed = True
             self.cond.notify_all()
+            self.rcond.notify_all()
         self._dispatch(events)
         self._stop_tree()
         current = threading.current_thread()
         for t in self.threads:
             if t is not current:
-                t.join(5.0)
+                t.join(CLOSE_JOIN)
         # Close a pipe only once its reader is gone: a live reader would read whatever file
         # reuses the descriptor.  A reader still blocked (a setsid grandchild holds the pipe)
         # closes nothing and ends with that process.
-        for f, t in ((self.proc.stdout, self.threads[0]), (self.proc.stderr, self.threads[1])):
-            if f is not None and not t.is_alive():
-                f.close()
+        # Nor while a caller holds the read role: it sees the close within LEAD_POLL (or, if
+        # this close comes from one of its callbacks, closes stdout itself when it lets go).
+        with self.lock:
+            end = time.monotonic() + CLOSE_JOIN
+            while self.reading and self.callback_ident != _thread.get_ident() \
+                    and time.monotonic() < end:
+                self.rcond.wait(LEAD_POLL)
+        self._close_stdout()
+        if self.proc.stderr is not None and not self.threads[1].is_alive():
+            self.proc.stderr.close()
         self.opening_over()
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def _close_stdout(self) -> None:
+        """Close stdout once nothing reads it: the reader thread ended and no caller holds the
+        read role (none takes it after a close)."""
+        f = self.proc.stdout
+        with self.lock:
+            if f is None or not self.closed or self.reading or self.threads[0].is_alive():
+                return
+        f.close()
 
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None
