@@ -24,7 +24,7 @@ import pytest
 from conftest import Background, children_of, proc_state, run_threads
 from mcp_proto_io.threads import Client, connect_stdio
 
-from mcp_proto import ConnectionClosed, RequestTimeout, Root, ServerExited
+from mcp_proto import ConnectionClosed, ConnectionLost, RequestTimeout, Root, ServerExited
 
 pytestmark = pytest.mark.usefixtures("no_leaks")
 
@@ -627,3 +627,142 @@ def test_close_from_a_callback_of_the_reading_caller(race_server: list[str]) -> 
                              on_progress=lambda _e, client=client: client.close())
         assert time.monotonic() - t0 < 3.0, rep
         client.close()
+
+
+#: Ctrl-C at random moments of a stream of calls from the main thread (every 0-3 ms, 2 s):
+#: whatever it interrupts, the role and the SIGINT handler are never left behind.
+STORM_SCRIPT = r'''
+import _thread, json, random, signal, sys, threading, time
+from mcp_proto_io.threads import connect_stdio
+
+out = {"calls": 0, "hits": 0, "stray": 0, "handler": []}
+stop = threading.Event()
+def storm():
+    rnd = random.Random(7)
+    while not stop.is_set():
+        time.sleep(rnd.uniform(0, 0.003))
+        _thread.interrupt_main()
+
+with connect_stdio(sys.argv[1:], timeout=10.0) as client:
+    client.call_tool("echo", {"text": "warm"})
+    thread = threading.Thread(target=storm, daemon=True)
+    thread.start()
+    end = time.monotonic() + 2.0
+    while True:
+        try:  # (a KeyboardInterrupt may land anywhere in this loop, handlers included)
+            while time.monotonic() < end:
+                try:
+                    client.call_tool("echo", {"text": "x"})
+                    out["calls"] += 1
+                except KeyboardInterrupt:
+                    out["hits"] += 1
+                    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+                        out["handler"].append(repr(signal.getsignal(signal.SIGINT)))
+            stop.set()
+            thread.join()
+            time.sleep(0.05)  # the last interrupt, if one is still due
+            break
+        except KeyboardInterrupt:
+            out["stray"] += 1
+    conn = client._connection()
+    out["role_left"] = conn.callback_ident == threading.get_ident()
+    out["after"] = client.call_tool("echo", {"text": "after"}, timeout=5.0).text
+    out["final_handler"] = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+print(json.dumps(out))
+'''
+
+
+def test_interrupts_at_random_moments_leave_nothing_behind(race_server: list[str],
+                                                           tmp_path: Path) -> None:
+    """Ctrl-C storms a stream of calls from the main thread: every interrupt surfaces as a
+    KeyboardInterrupt, the caller's SIGINT handler is back after each, the read role is
+    never left held by the interrupted caller, and the connection still works after."""
+    script = tmp_path / "storm.py"
+    script.write_text(STORM_SCRIPT, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(script), *race_server], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["hits"] > 20 and out["calls"] > 20, out  # the premise: both happened, often
+    assert out["handler"] == [] and out["final_handler"], out
+    assert not out["role_left"] and out["after"] == "after", out
+
+
+#: A SIGTERM handler that closes the client, the signal coming at a random point of a
+#: stream of calls from the main thread (often inside the session's work, under its lock).
+TERM_SCRIPT = r'''
+import json, os, random, signal, sys, threading, time
+from mcp_proto import ConnectionClosed
+from mcp_proto_io.threads import connect_stdio
+
+rnd = random.Random(11)
+out = []
+for rep in range(8):
+    client = connect_stdio(sys.argv[1:], timeout=10.0)
+    signal.signal(signal.SIGTERM, lambda _s, _f, client=client: client.close())
+    threading.Timer(0.05 + rnd.uniform(0, 0.1), os.kill, (os.getpid(), signal.SIGTERM)).start()
+    t0 = time.monotonic()
+    calls = 0
+    try:
+        while time.monotonic() - t0 < 5.0:
+            client.call_tool("echo", {"text": "x"})
+            calls += 1
+        out.append("not closed")
+    except ConnectionClosed:
+        out.append(round(time.monotonic() - t0, 2))
+    client.close()
+print(json.dumps(out))
+'''
+
+
+def test_close_from_a_signal_handler_while_the_main_thread_reads(race_server: list[str],
+                                                                 tmp_path: Path) -> None:
+    """``close()`` from a SIGTERM handler, which runs on the main thread wherever it is (in
+    the session's work too, under the connection's lock): the stream of calls ends with
+    ConnectionClosed at once, eight times out of eight, and nothing hangs."""
+    script = tmp_path / "term.py"
+    script.write_text(TERM_SCRIPT, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(script), *race_server], capture_output=True,
+                          text=True, timeout=90, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert all(isinstance(x, float) and x < 2.0 for x in out), out
+
+
+def test_a_bug_while_a_caller_reads_fails_every_call(race_server: list[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception inside the session's work on a reading caller is a bug: that call and
+    the one waiting beside it fail with ConnectionLost (not a stray exception, not a hang),
+    and the next call starts a new connection."""
+    with client_for(race_server) as client:
+        client.call_tool("echo", {"text": "warm"})
+        session_type = type(client._connection().session)
+        real = session_type.receive_data
+        armed = [True]
+
+        def receive_data(self: Any, data: bytes, *, now: float) -> None:
+            if armed[0] and b"boom" in data:
+                armed[0] = False
+                raise RuntimeError("a bug")
+            real(self, data, now=now)
+
+        monkeypatch.setattr(session_type, "receive_data", receive_data)
+
+        def work(i: int) -> str:
+            if i:
+                time.sleep(0.05)  # 0 reads; 1 waits for the late echo
+                return client.call_tool("delay_echo", {"text": "late", "delay": 1.0}).text
+            return client.call_tool("delay_echo", {"text": "boom", "delay": 0.2}).text
+
+        results: dict[int, Any] = {}
+
+        def guarded(i: int) -> None:
+            try:
+                results[i] = work(i)
+            except ConnectionLost as exc:
+                results[i] = exc
+
+        run_threads(guarded, 2, timeout=T)
+        assert all(isinstance(r, ConnectionLost) and "internal error" in str(r)
+                   for r in results.values()), results
+        assert client.call_tool("echo", {"text": "again"}).text == "again"

@@ -163,8 +163,8 @@ class AsyncClientFace:
         - :class:`LocalProtocolError`: a misuse (a call from a callback that would deadlock,
           a client of another event loop, arguments that are not a JSON object).
 
-        ``on_progress`` gets each :class:`Progress` (threads: on the thread reading the
-        answers, over stdio this caller's own while no other call waits; asyncio and trio: a
+        ``on_progress`` gets each :class:`Progress` (threads: on whichever thread reads the
+        answers, over stdio any waiting caller's or the reader thread's; asyncio and trio: a
         function, or an async function awaited in arrival order).  In an async
         client, cancelling the awaiting task cancels the call on the server too.
 

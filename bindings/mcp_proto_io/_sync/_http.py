@@ -143,12 +143,12 @@ class HttpConnection(Pump):
 
     def start(self, op: Operation[Any], total: float,
               on_progress: ProgressCallback | None = None,
-              on_status: StatusCallback | None = None) -> Waiter:
+              on_status: StatusCallback | None = None, *, lead: bool = False) -> Waiter:
         # The caller runs its own exchange (it would only wait for a worker to do it): no
         # thread hand-off on the way out nor on the way back.
         self._local.mine = None
         try:
-            return super().start(op, total, on_progress, on_status)
+            return super().start(op, total, on_progress, on_status, lead=lead)
         finally:
             self._local.mine = None
 

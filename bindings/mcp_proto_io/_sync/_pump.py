@@ -38,11 +38,15 @@ from .._handlers import ProgressCallback, StatusCallback
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["HANDLER_WORKERS", "Pump", "Waiter"]
+__all__ = ["CALL_FROM_CALLBACK", "HANDLER_WORKERS", "Pump", "Waiter"]
 
 #: Threads that run the host's sampling / elicitation / roots handlers per connection: they
 #: may block on a user, and must never block the reader.
 HANDLER_WORKERS = 4
+
+#: Why a call from a callback's thread is refused.
+CALL_FROM_CALLBACK = ("a call from on_progress / on_notification would wait for the thread that "
+                      "runs that callback; make the call from another thread")
 
 _V = TypeVar("_V")  # the value type of an operation (its handle says it)
 
@@ -50,7 +54,8 @@ _V = TypeVar("_V")  # the value type of an operation (its handle says it)
 class Waiter:
     """A one-shot result slot a caller blocks on (cheaper than a Future)."""
 
-    __slots__ = ("_lock", "error", "handle", "on_progress", "on_status", "value")
+    __slots__ = ("_lock", "deadline", "error", "handle", "leading", "on_progress", "on_status",
+                 "value")
 
     def __init__(self, on_progress: ProgressCallback | None = None,
                  on_status: StatusCallback | None = None) -> None:
@@ -61,6 +66,8 @@ class Waiter:
         self.on_progress = on_progress
         self.on_status = on_status
         self.handle: RequestHandle[Any] | None = None  # the call's, once started
+        self.leading = False  # its caller took the read role when it started (stdio)
+        self.deadline: float | None = None  # the session's next one, then (when leading)
 
     def set(self, value: Any, error: MCPError | None) -> None:
         self.value = value
@@ -90,6 +97,10 @@ class Pump(Connection):
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
         self.waiters: dict[int, Waiter] = {}  # by the id of the call's handle
+        # The read role (stdio: see _stdio), under the lock: a thread that holds it reads the
+        # server's output for everyone; handoff: it was left while calls wait.
+        self.reading = False
+        self.handoff = False
         self.armed: float | None = None  # the deadline the service thread sleeps towards
         self._executor: ThreadPoolExecutor | None = None
 
@@ -125,14 +136,14 @@ class Pump(Connection):
 
     def start(self, op: Operation[Any], total: float,
               on_progress: ProgressCallback | None = None,
-              on_status: StatusCallback | None = None) -> Waiter:
+              on_status: StatusCallback | None = None, *, lead: bool = False) -> Waiter:
         """``op(session, now, total)``, its waiter entered and its bytes sent; raises what
         ``op`` raises, :class:`LocalProtocolError` from a callback thread, and what the
-        connection ended with once it is closed."""
-        if _thread.get_ident() == self.callback_ident:
-            raise LocalProtocolError(
-                "a call from on_progress / on_notification would wait for the thread that runs "
-                "that callback; make the call from another thread")
+        connection ended with once it is closed.  ``lead``: take the read role if nobody
+        holds it (``waiter.leading`` says; the caller must then read, and give it up)."""
+        me = _thread.get_ident()
+        if me == self.callback_ident:
+            raise LocalProtocolError(CALL_FROM_CALLBACK)
         waiter = Waiter(on_progress, on_status)
         with self.lock:
             if self.closed:
@@ -148,6 +159,15 @@ class Pump(Connection):
                 self.cond.notify()
             # Some operations end at once (a list for a capability the server lacks).
             events = self._drain_locked()
+            # Before the request is written (its answer is this caller's to read), and only
+            # as the one call in flight: with others in flight the reader thread reads (a
+            # caller reading for many would hand the role on at each return).
+            if lead and not self.reading and len(self.waiters) == 1:
+                self.reading = True
+                self.handoff = False
+                self.callback_ident = me  # this thread runs on_progress & co. meanwhile
+                waiter.leading = True
+                waiter.deadline = deadline
         if events:
             self._dispatch(events)
         self._flush()
@@ -159,17 +179,11 @@ class Pump(Connection):
         """Start ``op(session, now, total)`` and wait for its value (raises its error)."""
         waiter = self.start(op, total, on_progress, on_status)
         try:
-            self._await(waiter)
             value: _V = waiter.wait()  # the Completed value of a RequestHandle[_V]
             return value
         except KeyboardInterrupt:
             self._cancel_waiter(waiter, "interrupted")
             raise
-
-    def _await(self, waiter: Waiter) -> None:
-        """Wait for ``waiter`` by doing the connection's work meanwhile, where the connection
-        can (stdio: the caller that waits alone reads its own answer); by default nothing, and
-        the caller blocks in :meth:`Waiter.wait`."""
 
     def _cancel_waiter(self, waiter: Waiter, reason: str) -> None:
         with self.lock:
@@ -220,36 +234,56 @@ class Pump(Connection):
 
     def _dispatch(self, events: list[tuple[Event, Waiter | None]]) -> None:
         client = self.client
+        try:
+            for event, waiter in events:
+                t = type(event)
+                if t is Completed:
+                    if waiter is not None:
+                        waiter.set(event.value, None)  # type: ignore[union-attr]
+                elif t is Failed:
+                    if waiter is not None:
+                        waiter.set(None, event.error)  # type: ignore[union-attr]
+                elif t is Ready:
+                    self.ready = True
+                    if waiter is not None:
+                        waiter.set(event, None)
+                elif t is Progress:
+                    if waiter is not None and waiter.on_progress is not None:
+                        self._callback(waiter.on_progress, event)
+                elif t is TaskStatus and waiter is not None and waiter.on_status is not None:
+                    self._callback(waiter.on_status, event)
+                elif t is ServerRequest:
+                    assert isinstance(event, ServerRequest)
+                    self._serve(event)
+                else:
+                    if t is LogMessage:
+                        client._observer.server_log(event)  # type: ignore[arg-type]
+                    elif t is ElicitationComplete:  # a call waiting to retry after -32042
+                        client._elicitations.done(
+                            event.elicitation_id)  # type: ignore[union-attr]
+                    if client._on_notification is not None and (self.ready or t is not Closed):
+                        # A connection that never became Ready (a failed probe the client
+                        # recovers from, a handshake that failed and raised) ends without
+                        # telling the host.
+                        self._callback(client._on_notification, event)
+        except BaseException:
+            # A callback's BaseException (SystemExit, say) stops the batch: the calls whose
+            # outcomes it holds still get them (the core forgot them: nothing else would).
+            self._settle(events)
+            raise
+
+    @staticmethod
+    def _settle(events: list[tuple[Event, Waiter | None]]) -> None:
         for event, waiter in events:
+            if waiter is None or waiter.done():
+                continue
             t = type(event)
             if t is Completed:
-                if waiter is not None:
-                    waiter.set(event.value, None)  # type: ignore[union-attr]
+                waiter.set(event.value, None)  # type: ignore[union-attr]
             elif t is Failed:
-                if waiter is not None:
-                    waiter.set(None, event.error)  # type: ignore[union-attr]
+                waiter.set(None, event.error)  # type: ignore[union-attr]
             elif t is Ready:
-                self.ready = True
-                if waiter is not None:
-                    waiter.set(event, None)
-            elif t is Progress:
-                if waiter is not None and waiter.on_progress is not None:
-                    self._callback(waiter.on_progress, event)
-            elif t is TaskStatus and waiter is not None and waiter.on_status is not None:
-                self._callback(waiter.on_status, event)
-            elif t is ServerRequest:
-                assert isinstance(event, ServerRequest)
-                self._serve(event)
-            else:
-                if t is LogMessage:
-                    client._observer.server_log(event)  # type: ignore[arg-type]
-                elif t is ElicitationComplete:  # a call waiting to retry after -32042
-                    client._elicitations.done(event.elicitation_id)  # type: ignore[union-attr]
-                if client._on_notification is not None and (self.ready or t is not Closed):
-                    # A connection that never became Ready (a failed probe the client
-                    # recovers from, a handshake that failed and raised) ends without
-                    # telling the host.
-                    self._callback(client._on_notification, event)
+                waiter.set(event, None)
 
     @staticmethod
     def _callback(fn: Callable[[Any], object], event: Event) -> None:

@@ -20,13 +20,15 @@ import select
 import subprocess
 import threading
 import time
+import traceback
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
-from mcp_proto import ConnectionLost
+from mcp_proto import ConnectionLost, LocalProtocolError
 
-from .._client import StdioOptions
+from .._client import Operation, StdioOptions
 from .._fds import wait_fd
+from .._handlers import ProgressCallback, StatusCallback
 from .._process import StderrTail, argv_of, spawn, stop_process_tree
 from .._tuning import (
     BIG_READ_SIZE,
@@ -35,7 +37,7 @@ from .._tuning import (
     STDERR_SETTLE,
     STDOUT_SETTLE,
 )
-from ._pump import Pump, Waiter
+from ._pump import CALL_FROM_CALLBACK, Pump, Waiter
 
 __all__ = ["CLOSE_JOIN", "LEAD_POLL", "READER_GRACE", "WRITE_POLL", "StdioConnection"]
 
@@ -53,6 +55,7 @@ LEAD_POLL = 0.05
 #: caller to let go of stdout) before it leaves it to end with the server process.
 CLOSE_JOIN = 5.0
 
+_V = TypeVar("_V")  # the value type of an operation
 _MAIN_IDENT = threading.main_thread().ident
 _SIGINT = int(_signal.SIGINT)
 
@@ -83,8 +86,10 @@ class StdioConnection(Pump):
         # SIGINT while the main thread holds the role (see _on_sigint): the handler it had,
         # whether the session's work is under way, a signal held back meanwhile.
         self.sigint_previous: Any = None
-        self.critical = False
+        self.sigint_held = False  # _on_sigint stands in for it now
+        self.critical = False  # the main thread is inside the session's work
         self.sigint_pending: tuple[int, FrameType | None] | None = None
+        self.close_pending = False  # close() came from a signal handler inside that work
         try:
             self.proc, self.witness = spawn(client._command, env=client._env, cwd=client._cwd)
         except OSError as exc:
@@ -187,64 +192,107 @@ class StdioConnection(Pump):
 
     # -- the read role ----------------------------------------------------------------------
 
-    def _await(self, waiter: Waiter) -> None:
-        """Read until ``waiter`` has its outcome, if nobody else reads (else return at once:
-        the holder hands the answer on).  Raises ``KeyboardInterrupt`` as the wait did; the
-        role is given up whatever happens.  (One method: this is every sequential call.)"""
-        wait_lock = waiter._lock
+    def call(self, op: Operation[_V], total: float,
+             on_progress: ProgressCallback | None = None,
+             on_status: StatusCallback | None = None) -> _V:
+        """Start ``op(session, now, total)`` and wait for its value (raises its error), reading
+        the answers meanwhile if nobody else does (the module's text).  On the main thread
+        SIGINT is held back inside the session's work (:meth:`_on_sigint`)."""
         me = _thread.get_ident()
-        with self.lock:
-            if self.reading or not wait_lock.locked() or self.closed or self.eof or self._gone:
-                return
-            self.reading = True
-            self.callback_ident = me  # this thread runs on_progress & co. meanwhile
-            deadline = self.session.next_deadline()
-        guard = False
+        if me == self.callback_ident:  # before anything is touched: the caller is the reader
+            raise LocalProtocolError(CALL_FROM_CALLBACK)
+        main = me == _MAIN_IDENT
+        if main:
+            self._hold_signals()
+        waiter = None
         try:
-            if me == _MAIN_IDENT and callable(previous := _signal.getsignal(_SIGINT)):
-                self.sigint_previous = previous
-                _signal.signal(_SIGINT, self._on_sigint)
-                guard = True
-            poll = self.poller.poll
-            monotonic = time.monotonic
-            while wait_lock.locked():
-                timeout = LEAD_POLL if deadline is None else deadline - monotonic()
-                timeout = min(timeout, LEAD_POLL)
-                ready = poll(timeout * 1000.0 if timeout > 0 else 0)
-                self.critical = guard
-                try:
-                    if not ready:
-                        deadline = self._fire(monotonic())
-                    elif (data := self._read()) is None:
-                        return  # EOF: the reader thread ends the session (and this call)
-                    else:
-                        deadline = self._take(data)
-                finally:
-                    self.critical = False
-                    if self.sigint_pending is not None:
-                        self._run_sigint()
+            waiter = self.start(op, total, on_progress, on_status, lead=True)
+            if waiter.leading:
+                self._lead(waiter, main)
+            self.critical = False  # a follower's wait: Ctrl-C interrupts it at once
+            value: _V = waiter.wait()  # the Completed value of a RequestHandle[_V]
+            return value
+        except KeyboardInterrupt:
+            if waiter is not None:
+                self.critical = main
+                self._cancel_waiter(waiter, "interrupted")
+            raise
         finally:
-            self._release_role()
-            if guard:
-                _signal.signal(_SIGINT, self.sigint_previous)
-                if self.sigint_pending is not None:
-                    self._run_sigint()
+            self.critical = main
+            if self.callback_ident == me:  # this call took the role (only it sets this ident)
+                self._release_role()
+            if main:
+                self._release_signals()
+
+    def _lead(self, waiter: Waiter, main: bool) -> None:
+        """Read until ``waiter`` has its outcome (the role's holder).  Raises
+        ``KeyboardInterrupt`` from the wait; anything the session's work raises is a bug,
+        which fails every call with :class:`ConnectionLost` (``_crashed``, as the reader
+        thread's own) rather than strand them."""
+        wait_lock = waiter._lock
+        deadline = waiter.deadline
+        poll = self.poller.poll
+        monotonic = time.monotonic
+        while wait_lock.locked():
+            timeout = LEAD_POLL if deadline is None else deadline - monotonic()
+            timeout = min(timeout, LEAD_POLL)
+            self.critical = False
+            ready = poll(timeout * 1000.0 if timeout > 0 else 0)
+            self.critical = main
+            try:
+                if not ready:
+                    deadline = self._fire(monotonic())
+                elif (data := self._read()) is None:
+                    return  # EOF: the reader thread ends the session (and this call)
+                else:
+                    deadline = self._take(data)
+            except BaseException as exc:  # a bug (or a callback's SystemExit): see above
+                self._crashed(exc)
+                traceback.print_exc()
+                return  # this call too ends with the ConnectionLost the others get
+            if self.close_pending or self.sigint_pending is not None:
+                self._run_held()
+
+    # -- SIGINT (and close) on the main thread ------------------------------------------------
+
+    def _hold_signals(self) -> None:
+        """Stand in for the SIGINT handler for this call (when there is a Python one)."""
+        self.critical = True  # first: a signal that comes as the handler changes is held
+        previous = _signal.getsignal(_SIGINT)
+        if callable(previous):
+            self.sigint_previous = previous
+            _signal.signal(_SIGINT, self._on_sigint)
+            self.sigint_held = True
+
+    def _release_signals(self) -> None:
+        """Put the caller's handler back, then run what was held back (it raises what it
+        raises: ``KeyboardInterrupt``)."""
+        if self.sigint_held:
+            self.sigint_held = False
+            _signal.signal(_SIGINT, self.sigint_previous)
+        self._run_held()
 
     def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
-        """SIGINT while the main thread reads: held back while it is inside the session's
-        work (a read and what it feeds, a dispatch), where a ``KeyboardInterrupt`` would lose
-        bytes or leave another caller's answer undelivered; the previous handler runs once
-        that work is done, so the call is interrupted (and cancelled) as before.  In ``poll``
-        it runs at once."""
+        """SIGINT while the main thread calls: held back while it is inside the session's work
+        (a read and what it feeds, a dispatch and its callbacks, the role's hand-over), where
+        a ``KeyboardInterrupt`` would lose bytes, leave another caller's answer undelivered or
+        the role held; the caller's handler runs once that work is done, so the call is
+        interrupted (and cancelled) as before.  In ``poll`` or a wait it runs at once."""
         if self.critical:
             self.sigint_pending = (signum, frame)
         else:
             self.sigint_previous(signum, frame)
 
-    def _run_sigint(self) -> None:
+    def _run_held(self) -> None:
+        """A ``close()`` and a SIGINT held back while the main thread was inside the session's
+        work, now that it is out of it."""
+        self.critical = False
+        if self.close_pending:
+            self.close_pending = False
+            self.close()
         pending = self.sigint_pending
-        self.sigint_pending = None
         if pending is not None:
+            self.sigint_pending = None
             self.sigint_previous(*pending)
 
     def _release_role(self) -> None:
@@ -252,9 +300,9 @@ class StdioConnection(Pump):
             self.reading = False
             self.callback_ident = None
             self.freed_at = time.monotonic()
-            if not (self.waiters or self.eof or self.closed):
+            self.handoff = waiting = bool(self.waiters)  # their answers need a reader now
+            if not (waiting or self.eof or self.closed):
                 return
-            self.handoff = bool(self.waiters)  # those calls' answers need a reader now
             self.rcond.notify_all()
         if self.closed:  # by one of this holder's callbacks, say: stdout is its to close
             self._close_stdout()
@@ -322,15 +370,29 @@ class StdioConnection(Pump):
 
     def _read_stdout_loop(self) -> None:
         me = _thread.get_ident()
-        poll = self.poller.poll
+        watch = select.poll()  # its own: it looks while a caller may hold the role
+        watch.register(self.stdout_fd, select.POLLIN)
+        poll = watch.poll
         idle_ms = PROCESS_POLL_INTERVAL * 1000.0
-        while self._claim(me):
+        while (handoff := self._turn()) is not None:
+            if not handoff and not poll(idle_ms):
+                continue  # nothing came while nobody called
+            with self.lock:
+                if self.reading or self.closed:
+                    continue  # a caller took the role meanwhile: what came is its to read
+                self.reading = True
+                self.handoff = False
+                self.callback_ident = me
             try:
+                # Calls wait: read for them.  Else (what came while nobody called) read what
+                # is there, and let go.
+                timeout = idle_ms if handoff else 0.0
                 while True:
-                    if not poll(idle_ms):
+                    if not poll(timeout):
                         with self.lock:
-                            if self.closed or self._gone:
-                                return
+                            if self.closed or self._gone or not self.waiters:
+                                break
+                        timeout = idle_ms
                         continue
                     data = self._read()
                     if data is None:
@@ -339,24 +401,25 @@ class StdioConnection(Pump):
                     with self.lock:
                         if not self.waiters:
                             break  # the next caller reads its own answer
+                    timeout = idle_ms
             finally:
                 self._release_role()
 
-    def _claim(self, me: int) -> bool:
-        """Wait for the read role (see the module's text); False once nothing is left to
-        read."""
+    def _turn(self) -> bool | None:
+        """Wait until the reader thread is to read: True when calls wait and nobody reads,
+        False when nobody read for READER_GRACE (then it looks at stdout without the role, so
+        a caller that comes still reads its own answer); None once nothing is left to read."""
         with self.lock:
             while True:
                 if self.eof or self._gone or self.closed:
-                    return False
+                    return None
                 idle = READER_GRACE
                 if not self.reading:
-                    idle = time.monotonic() - self.freed_at
-                    if self.handoff or idle >= READER_GRACE:
-                        self.reading = True
-                        self.handoff = False
-                        self.callback_ident = me
+                    if self.handoff or self.waiters:
                         return True
+                    idle = time.monotonic() - self.freed_at
+                    if idle >= READER_GRACE:
+                        return False
                 # A caller reads (or just left): look again after the grace, or when told.
                 self.rcond.wait(READER_GRACE - idle if idle < READER_GRACE else READER_GRACE)
 
@@ -464,7 +527,12 @@ class StdioConnection(Pump):
         stop_process_tree(self.proc, close_stdin=False)
 
     def close(self) -> None:
-        """Idempotent; any thread (also a handler or a callback)."""
+        """Idempotent; any thread (also a handler or a callback, and a signal handler)."""
+        if self.critical and _thread.get_ident() == _MAIN_IDENT:
+            # From a signal handler (or a callback) while the main thread is inside the
+            # session's work, which may hold the lock: done as soon as that work is.
+            self.close_pending = True
+            return
         with self.lock:
             if self._closing:
                 return
