@@ -589,6 +589,30 @@ with connect_stdio(sys.argv[1:], timeout=10.0) as client:
     out["steps"] = steps
     out["handler_after_work"] = signal.getsignal(signal.SIGINT) is signal.default_int_handler
     out["next"] = client.call_tool("echo", {"text": "still here"}).text
+    # 3. The same while another thread's call waits beside it (it must not clear the hold).
+    other = {}
+    def beside():
+        other["text"] = client.call_tool("delay_echo", {"text": "beside", "delay": 0.3}).text
+    steps3 = []
+    def on_progress3(event):
+        steps3.append("in")
+        if len(steps3) == 1:
+            thread = threading.Thread(target=beside)
+            thread.start()
+            time.sleep(0.1)  # it is in its wait now
+            _thread.interrupt_main()
+            sum(range(100000))
+            other["thread"] = thread
+        steps3.append("out")
+    try:
+        client.call_tool("progress", {"text": "q", "count": 1, "pause": 0.5},
+                         on_progress=on_progress3)
+        out["beside"] = "returned"
+    except KeyboardInterrupt:
+        out["beside"] = "interrupted"
+    other.pop("thread").join(10)
+    out["steps3"] = steps3
+    out["other"] = other
     out["cancelled"] = json.loads(client.call_tool("cancelled").text)
 print(json.dumps(out))
 '''
@@ -612,7 +636,10 @@ def test_keyboard_interrupt_while_the_main_thread_reads(race_server: list[str],
     # interrupt came after them (not inside), and cancelled the call (answered 0.5 s later).
     assert out["work"] == "interrupted" and out["steps"] == ["in", "out", "in", "out"], out
     assert out["next"] == "still here"
-    assert out["cancelled"] == ["held", "p"], out
+    # With another thread's call waiting beside it: the same, and that call is unharmed.
+    assert out["beside"] == "interrupted" and out["steps3"] == ["in", "out"], out
+    assert out["other"] == {"text": "beside"}, out
+    assert out["cancelled"] == ["held", "p", "q"], out
 
 
 def test_close_from_a_callback_of_the_reading_caller(race_server: list[str]) -> None:
@@ -711,6 +738,17 @@ for rep in range(8):
     except ConnectionClosed:
         out.append(round(time.monotonic() - t0, 2))
     client.close()
+# While the handshake runs (the server starts 0.5 s late): the opening is aborted.
+client = connect_stdio(["sh", "-c", 'sleep 0.5; exec "$0" "$@"', *sys.argv[1:]], timeout=10.0)
+signal.signal(signal.SIGTERM, lambda _s, _f: client.close())
+threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM)).start()
+t0 = time.monotonic()
+try:
+    client.connect()
+    out.append("connected")
+except ConnectionClosed:
+    out.append(round(time.monotonic() - t0, 2))
+client.close()
 print(json.dumps(out))
 '''
 
@@ -719,14 +757,15 @@ def test_close_from_a_signal_handler_while_the_main_thread_reads(race_server: li
                                                                  tmp_path: Path) -> None:
     """``close()`` from a SIGTERM handler, which runs on the main thread wherever it is (in
     the session's work too, under the connection's lock): the stream of calls ends with
-    ConnectionClosed at once, eight times out of eight, and nothing hangs."""
+    ConnectionClosed at once, eight times out of eight; during the handshake (under the
+    client's own lock) the opening is aborted; nothing hangs."""
     script = tmp_path / "term.py"
     script.write_text(TERM_SCRIPT, encoding="utf-8")
     proc = subprocess.run([sys.executable, str(script), *race_server], capture_output=True,
                           text=True, timeout=90, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert all(isinstance(x, float) and x < 2.0 for x in out), out
+    assert len(out) == 9 and all(isinstance(x, float) and x < 2.0 for x in out), out
 
 
 def test_a_bug_while_a_caller_reads_fails_every_call(race_server: list[str],

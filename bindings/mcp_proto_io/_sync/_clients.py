@@ -60,7 +60,9 @@ class ClientBase(ClientFace, ClientOptions):
     def _runtime_state(self) -> None:
         self._conn = None
         self._connecting: Pump | None = None  # published so close() can abort it
-        self._conn_lock = threading.Lock()
+        # Reentrant: a close() from a signal handler may run on the thread that holds it
+        # (opening the connection); the handshake it aborts then fails on its own.
+        self._conn_lock = threading.RLock()
 
     def _new_connection(self) -> Pump:
         raise NotImplementedError

@@ -211,9 +211,9 @@ class Pump(Connection):
             self.waiters.clear()
             self.closed = True
             self.cond.notify_all()
-        self._dispatch(events)
-        for waiter in stranded:
+        for waiter in stranded:  # first: a callback's exception in the dispatch stops it
             waiter.set(None, error)
+        self._dispatch(events)
 
     def _drain_locked(self) -> list[tuple[Event, Waiter | None]]:
         """Take the core's events, pairing each outcome with its waiter (under the lock)."""
@@ -234,6 +234,7 @@ class Pump(Connection):
 
     def _dispatch(self, events: list[tuple[Event, Waiter | None]]) -> None:
         client = self.client
+        handled = 0  # events dispatched whole (a callback's BaseException stops the loop)
         try:
             for event, waiter in events:
                 t = type(event)
@@ -266,19 +267,22 @@ class Pump(Connection):
                         # recovers from, a handshake that failed and raised) ends without
                         # telling the host.
                         self._callback(client._on_notification, event)
+                handled += 1
         except BaseException:
             # A callback's BaseException (SystemExit, say) stops the batch: the calls whose
-            # outcomes it holds still get them (the core forgot them: nothing else would).
-            self._settle(events)
+            # outcomes the rest holds still get them, the server requests in it an answer
+            # (the core forgot them: nothing else would).
+            self._settle(events[handled + 1:])
             raise
 
-    @staticmethod
-    def _settle(events: list[tuple[Event, Waiter | None]]) -> None:
+    def _settle(self, events: list[tuple[Event, Waiter | None]]) -> None:
         for event, waiter in events:
-            if waiter is None or waiter.done():
-                continue
             t = type(event)
-            if t is Completed:
+            if t is ServerRequest:
+                self._serve(event)  # type: ignore[arg-type]
+            elif waiter is None:
+                continue
+            elif t is Completed:
                 waiter.set(event.value, None)  # type: ignore[union-attr]
             elif t is Failed:
                 waiter.set(None, event.error)  # type: ignore[union-attr]

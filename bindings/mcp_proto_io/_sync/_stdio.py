@@ -1,12 +1,13 @@
 """The threads stdio connection: one server process, one core session, three threads.
 
 Whoever holds the read role reads the server's stdout and feeds the core (leader/follower):
-a caller that waits while nobody reads takes the role and reads its own answer (no thread
-switch on the way, the common sequential case), handing on the answers of others it reads;
-callers that find the role taken wait for their answer.  The stdout reader thread takes the
-role when callers leave it while others still wait, and after :data:`READER_GRACE` without a
-caller (so notifications and server requests are read while nobody calls); it gives the role
-up whenever no call waits.  The service thread writes what the pipe did not take, fires the
+a caller that starts its call with no other in flight takes the role (before its request is
+written) and reads its own answer, no thread switch on the way (the sequential case),
+handing on the answers of calls started meanwhile; callers that start beside others wait for
+their answer.  The stdout reader thread takes the role when a caller leaves it while calls
+still wait, and reads for them; after :data:`READER_GRACE` with nobody reading it watches
+stdout without the role and reads what comes while nobody calls (notifications, server
+requests), then lets go.  The service thread writes what the pipe did not take, fires the
 core's deadlines and notices a server gone without EOF; the stderr reader keeps the last
 8 KiB.  Callers write their own requests.
 """
@@ -76,9 +77,7 @@ class StdioConnection(Pump):
         self._closing = False
         self._gone = False  # the server's end was handled (by the reader or the service)
         self.written = 0  # bytes the pipe took (under wlock): did the server read them?
-        # The read role (under self.lock): held by one caller or the reader thread at a time.
-        self.reading = False
-        self.handoff = False  # a caller left it while others wait: the reader takes it now
+        # The read role (Pump.reading, under self.lock): one caller or the reader thread.
         self.freed_at = 0.0  # when it was last given up
         self.eof = False  # stdout ended (whoever read it); the reader thread ends the session
         self.rcond = threading.Condition(self.lock)  # the reader thread (and a close) wait here
@@ -199,26 +198,33 @@ class StdioConnection(Pump):
         the answers meanwhile if nobody else does (the module's text).  On the main thread
         SIGINT is held back inside the session's work (:meth:`_on_sigint`)."""
         me = _thread.get_ident()
+        main = me == _MAIN_IDENT  # only the main thread writes `critical`
         if me == self.callback_ident:  # before anything is touched: the caller is the reader
-            raise LocalProtocolError(CALL_FROM_CALLBACK)
-        main = me == _MAIN_IDENT
-        if main:
-            self._hold_signals()
+            if not (main and not self.critical):
+                raise LocalProtocolError(CALL_FROM_CALLBACK)
+            # Not in a callback: a signal handler's exception (not SIGINT's: that one is
+            # held) broke out of an earlier call of this thread as it let go of the role.
+            self._release_role()
         waiter = None
         try:
+            if main:
+                self._hold_signals()
             waiter = self.start(op, total, on_progress, on_status, lead=True)
             if waiter.leading:
                 self._lead(waiter, main)
-            self.critical = False  # a follower's wait: Ctrl-C interrupts it at once
+            if main:  # a follower's wait (or none): Ctrl-C interrupts it at once
+                self._run_held()  # what came in start() or in the last of the reading
             value: _V = waiter.wait()  # the Completed value of a RequestHandle[_V]
             return value
         except KeyboardInterrupt:
             if waiter is not None:
-                self.critical = main
+                if main:
+                    self.critical = True
                 self._cancel_waiter(waiter, "interrupted")
             raise
         finally:
-            self.critical = main
+            if main:
+                self.critical = True
             if self.callback_ident == me:  # this call took the role (only it sets this ident)
                 self._release_role()
             if main:
@@ -226,9 +232,10 @@ class StdioConnection(Pump):
 
     def _lead(self, waiter: Waiter, main: bool) -> None:
         """Read until ``waiter`` has its outcome (the role's holder).  Raises
-        ``KeyboardInterrupt`` from the wait; anything the session's work raises is a bug,
-        which fails every call with :class:`ConnectionLost` (``_crashed``, as the reader
-        thread's own) rather than strand them."""
+        ``KeyboardInterrupt`` from the wait.  An exception inside the session's work is a bug,
+        which fails every call with :class:`ConnectionLost` (``_crashed``, as on the reader
+        thread) rather than strand them; a ``BaseException`` there (a signal handler's
+        ``SystemExit``, say: only SIGINT is held back) does so too, and is raised on."""
         wait_lock = waiter._lock
         deadline = waiter.deadline
         poll = self.poller.poll
@@ -236,9 +243,11 @@ class StdioConnection(Pump):
         while wait_lock.locked():
             timeout = LEAD_POLL if deadline is None else deadline - monotonic()
             timeout = min(timeout, LEAD_POLL)
-            self.critical = False
+            if main:
+                self.critical = False
             ready = poll(timeout * 1000.0 if timeout > 0 else 0)
-            self.critical = main
+            if main:
+                self.critical = True
             try:
                 if not ready:
                     deadline = self._fire(monotonic())
@@ -246,12 +255,15 @@ class StdioConnection(Pump):
                     return  # EOF: the reader thread ends the session (and this call)
                 else:
                     deadline = self._take(data)
-            except BaseException as exc:  # a bug (or a callback's SystemExit): see above
+            except BaseException as exc:  # a bug, or a signal handler's exception: see above
                 self._crashed(exc)
+                if not isinstance(exc, Exception):
+                    raise  # (SystemExit, an alarm's exception) the caller's, as it came
                 traceback.print_exc()
                 return  # this call too ends with the ConnectionLost the others get
-            if self.close_pending or self.sigint_pending is not None:
+            if main and (self.close_pending or self.sigint_pending is not None):
                 self._run_held()
+                self.critical = True
 
     # -- SIGINT (and close) on the main thread ------------------------------------------------
 
@@ -259,6 +271,8 @@ class StdioConnection(Pump):
         """Stand in for the SIGINT handler for this call (when there is a Python one)."""
         self.critical = True  # first: a signal that comes as the handler changes is held
         previous = _signal.getsignal(_SIGINT)
+        if previous == self._on_sigint:  # left by a call another signal's exception broke
+            previous = self.sigint_previous
         if callable(previous):
             self.sigint_previous = previous
             _signal.signal(_SIGINT, self._on_sigint)
@@ -266,10 +280,16 @@ class StdioConnection(Pump):
 
     def _release_signals(self) -> None:
         """Put the caller's handler back, then run what was held back (it raises what it
-        raises: ``KeyboardInterrupt``)."""
-        if self.sigint_held:
-            self.sigint_held = False
-            _signal.signal(_SIGINT, self.sigint_previous)
+        raises: ``KeyboardInterrupt``).  A held ``close()`` runs whatever happens."""
+        try:
+            if self.sigint_held:
+                self.sigint_held = False
+                _signal.signal(_SIGINT, self.sigint_previous)  # a signal now: the caller's
+        finally:
+            self.critical = False
+            if self.close_pending:
+                self.close_pending = False
+                self.close()
         self._run_held()
 
     def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
@@ -530,7 +550,7 @@ class StdioConnection(Pump):
         """Idempotent; any thread (also a handler or a callback, and a signal handler)."""
         if self.critical and _thread.get_ident() == _MAIN_IDENT:
             # From a signal handler (or a callback) while the main thread is inside the
-            # session's work, which may hold the lock: done as soon as that work is.
+            # session's work, which may hold the locks: done as soon as that work is.
             self.close_pending = True
             return
         with self.lock:
