@@ -22,6 +22,7 @@ import subprocess
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from types import FrameType
 from typing import Any, TypeVar
 
@@ -61,6 +62,35 @@ _MAIN_IDENT = threading.main_thread().ident
 _SIGINT = int(_signal.SIGINT)
 
 
+class _Held:
+    """What a call on the main thread holds back (see :meth:`StdioConnection._on_sigint`)."""
+
+    __slots__ = ("close", "critical", "handler", "installed", "pending", "previous")
+
+    def __init__(self, handler: Callable[[int, FrameType | None], None]) -> None:
+        self.handler = handler  # the connection's _on_sigint (one bound method, kept)
+        self.previous: Any = None  # the caller's SIGINT handler
+        self.installed = False  # _on_sigint stands in for it now
+        self.critical = False  # the main thread is inside the session's work
+        self.pending: tuple[int, FrameType | None] | None = None  # a SIGINT held back
+        self.close = False  # a close() from a signal handler inside that work
+
+
+class _Reader:
+    """The read side: stdout and the read role's bookkeeping (beside ``Pump.reading``)."""
+
+    __slots__ = ("cond", "eof", "fd", "freed_at", "poller", "size")
+
+    def __init__(self, fd: int, lock: threading.Lock) -> None:
+        self.fd = fd
+        self.poller = select.poll()  # the role's holder's alone
+        self.poller.register(fd, select.POLLIN)
+        self.size = READ_SIZE  # of the next read (BIG_READ_SIZE while a large message comes)
+        self.freed_at = 0.0  # when the role was last given up
+        self.eof = False  # stdout ended (whoever read it); the reader thread ends the session
+        self.cond = threading.Condition(lock)  # the reader thread (and a close) wait here
+
+
 class StdioConnection(Pump):
     """One server process, one core session, three threads."""
 
@@ -72,23 +102,13 @@ class StdioConnection(Pump):
         self.stderr = StderrTail(client._observer.stderr_lines(), client._observer.redactor)
         self.partial: memoryview | None = None  # output the pipe did not take yet (wlock)
         self.write_blocked = False  # the server's stdin is full (under self.lock)
-        self._stop_lock = threading.Lock()
-        self._stopped = False
+        self._stop_once = threading.Lock()  # taken by the one stop of the process tree
         self._closing = False
         self._gone = False  # the server's end was handled (by the reader or the service)
         self.written = 0  # bytes the pipe took (under wlock): did the server read them?
-        # The read role (Pump.reading, under self.lock): one caller or the reader thread.
-        self.freed_at = 0.0  # when it was last given up
-        self.eof = False  # stdout ended (whoever read it); the reader thread ends the session
-        self.rcond = threading.Condition(self.lock)  # the reader thread (and a close) wait here
-        self.read_size = READ_SIZE  # of the role's holder
-        # SIGINT while the main thread holds the role (see _on_sigint): the handler it had,
-        # whether the session's work is under way, a signal held back meanwhile.
-        self.sigint_previous: Any = None
-        self.sigint_held = False  # _on_sigint stands in for it now
-        self.critical = False  # the main thread is inside the session's work
-        self.sigint_pending: tuple[int, FrameType | None] | None = None
-        self.close_pending = False  # close() came from a signal handler inside that work
+        # (Cold state lives in two slotted records: past 30 attributes CPython 3.11 gives an
+        # object a dict of its own, and every attribute read on the hot paths costs more.)
+        self.held = _Held(self._on_sigint)
         try:
             self.proc, self.witness = spawn(client._command, env=client._env, cwd=client._cwd)
         except OSError as exc:
@@ -96,9 +116,7 @@ class StdioConnection(Pump):
                 f"cannot start the server {argv_of(client._command)[0]!r}: {exc}") from exc
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         self.stdin_fd = self.proc.stdin.fileno()
-        self.stdout_fd = self.proc.stdout.fileno()
-        self.poller = select.poll()  # the role's holder's alone
-        self.poller.register(self.stdout_fd, select.POLLIN)
+        self.rd = _Reader(self.proc.stdout.fileno(), self.lock)
         # Never block in write(): a server that stops reading must not stall a caller past its
         # deadline, nor the service thread that fires deadlines.
         os.set_blocking(self.stdin_fd, False)
@@ -200,7 +218,7 @@ class StdioConnection(Pump):
         me = _thread.get_ident()
         main = me == _MAIN_IDENT  # only the main thread writes `critical`
         if me == self.callback_ident:  # before anything is touched: the caller is the reader
-            if not (main and not self.critical):
+            if not (main and not self.held.critical):
                 raise LocalProtocolError(CALL_FROM_CALLBACK)
             # Not in a callback: a signal handler's exception (not SIGINT's: that one is
             # held) broke out of an earlier call of this thread as it let go of the role.
@@ -213,18 +231,21 @@ class StdioConnection(Pump):
             if waiter.leading:
                 self._lead(waiter, main)
             if main:  # a follower's wait (or none): Ctrl-C interrupts it at once
-                self._run_held()  # what came in start() or in the last of the reading
+                held = self.held
+                held.critical = False
+                if held.close or held.pending is not None:
+                    self._run_held()  # what came in start() or in the last of the reading
             value: _V = waiter.wait()  # the Completed value of a RequestHandle[_V]
             return value
         except KeyboardInterrupt:
             if waiter is not None:
                 if main:
-                    self.critical = True
+                    self.held.critical = True
                 self._cancel_waiter(waiter, "interrupted")
             raise
         finally:
             if main:
-                self.critical = True
+                self.held.critical = True
             if self.callback_ident == me:  # this call took the role (only it sets this ident)
                 self._release_role()
             if main:
@@ -238,16 +259,17 @@ class StdioConnection(Pump):
         ``SystemExit``, say: only SIGINT is held back) does so too, and is raised on."""
         wait_lock = waiter._lock
         deadline = waiter.deadline
-        poll = self.poller.poll
+        poll = self.rd.poller.poll
         monotonic = time.monotonic
+        held = self.held
         while wait_lock.locked():
             timeout = LEAD_POLL if deadline is None else deadline - monotonic()
             timeout = min(timeout, LEAD_POLL)
             if main:
-                self.critical = False
+                held.critical = False
             ready = poll(timeout * 1000.0 if timeout > 0 else 0)
             if main:
-                self.critical = True
+                held.critical = True
             try:
                 if not ready:
                     deadline = self._fire(monotonic())
@@ -261,36 +283,39 @@ class StdioConnection(Pump):
                     raise  # (SystemExit, an alarm's exception) the caller's, as it came
                 traceback.print_exc()
                 return  # this call too ends with the ConnectionLost the others get
-            if main and (self.close_pending or self.sigint_pending is not None):
+            if main and (held.close or held.pending is not None):
                 self._run_held()
-                self.critical = True
+                held.critical = True
 
     # -- SIGINT (and close) on the main thread ------------------------------------------------
 
     def _hold_signals(self) -> None:
         """Stand in for the SIGINT handler for this call (when there is a Python one)."""
-        self.critical = True  # first: a signal that comes as the handler changes is held
+        held = self.held
+        held.critical = True  # first: a signal that comes as the handler changes is held
         previous = _signal.getsignal(_SIGINT)
-        if previous == self._on_sigint:  # left by a call another signal's exception broke
-            previous = self.sigint_previous
+        if previous is held.handler:  # left by a call another signal's exception broke
+            previous = held.previous
         if callable(previous):
-            self.sigint_previous = previous
-            _signal.signal(_SIGINT, self._on_sigint)
-            self.sigint_held = True
+            held.previous = previous
+            _signal.signal(_SIGINT, held.handler)
+            held.installed = True
 
     def _release_signals(self) -> None:
         """Put the caller's handler back, then run what was held back (it raises what it
         raises: ``KeyboardInterrupt``).  A held ``close()`` runs whatever happens."""
+        held = self.held
         try:
-            if self.sigint_held:
-                self.sigint_held = False
-                _signal.signal(_SIGINT, self.sigint_previous)  # a signal now: the caller's
+            if held.installed:
+                held.installed = False
+                _signal.signal(_SIGINT, held.previous)  # a signal now: the caller's
         finally:
-            self.critical = False
-            if self.close_pending:
-                self.close_pending = False
+            held.critical = False
+            if held.close:
+                held.close = False
                 self.close()
-        self._run_held()
+        if held.pending is not None:
+            self._run_held()
 
     def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
         """SIGINT while the main thread calls: held back while it is inside the session's work
@@ -298,46 +323,47 @@ class StdioConnection(Pump):
         a ``KeyboardInterrupt`` would lose bytes, leave another caller's answer undelivered or
         the role held; the caller's handler runs once that work is done, so the call is
         interrupted (and cancelled) as before.  In ``poll`` or a wait it runs at once."""
-        if self.critical:
-            self.sigint_pending = (signum, frame)
+        if self.held.critical:
+            self.held.pending = (signum, frame)
         else:
-            self.sigint_previous(signum, frame)
+            self.held.previous(signum, frame)
 
     def _run_held(self) -> None:
         """A ``close()`` and a SIGINT held back while the main thread was inside the session's
         work, now that it is out of it."""
-        self.critical = False
-        if self.close_pending:
-            self.close_pending = False
+        self.held.critical = False
+        if self.held.close:
+            self.held.close = False
             self.close()
-        pending = self.sigint_pending
+        pending = self.held.pending
         if pending is not None:
-            self.sigint_pending = None
-            self.sigint_previous(*pending)
+            self.held.pending = None
+            self.held.previous(*pending)
 
     def _release_role(self) -> None:
         with self.lock:
             self.reading = False
             self.callback_ident = None
-            self.freed_at = time.monotonic()
+            self.rd.freed_at = time.monotonic()
             self.handoff = waiting = bool(self.waiters)  # their answers need a reader now
-            if not (waiting or self.eof or self.closed):
+            if not (waiting or self.rd.eof or self.closed):
                 return
-            self.rcond.notify_all()
+            self.rd.cond.notify_all()
         if self.closed:  # by one of this holder's callbacks, say: stdout is its to close
             self._close_stdout()
 
     def _read(self) -> bytes | None:
         """What stdout has (the role's holder, after poll said so); None at EOF."""
+        rd = self.rd
         try:
-            data = os.read(self.stdout_fd, self.read_size)
+            data = os.read(rd.fd, rd.size)
         except OSError:
             data = b""
         if not data:
             with self.lock:
-                self.eof = True
+                rd.eof = True
             return None
-        self.read_size = BIG_READ_SIZE if len(data) >= READ_SIZE else READ_SIZE
+        rd.size = BIG_READ_SIZE if len(data) >= READ_SIZE else READ_SIZE
         return data
 
     def _take(self, data: bytes) -> float | None:
@@ -391,7 +417,7 @@ class StdioConnection(Pump):
     def _read_stdout_loop(self) -> None:
         me = _thread.get_ident()
         watch = select.poll()  # its own: it looks while a caller may hold the role
-        watch.register(self.stdout_fd, select.POLLIN)
+        watch.register(self.rd.fd, select.POLLIN)
         poll = watch.poll
         idle_ms = PROCESS_POLL_INTERVAL * 1000.0
         while (handoff := self._turn()) is not None:
@@ -431,17 +457,17 @@ class StdioConnection(Pump):
         a caller that comes still reads its own answer); None once nothing is left to read."""
         with self.lock:
             while True:
-                if self.eof or self._gone or self.closed:
+                if self.rd.eof or self._gone or self.closed:
                     return None
                 idle = READER_GRACE
                 if not self.reading:
                     if self.handoff or self.waiters:
                         return True
-                    idle = time.monotonic() - self.freed_at
+                    idle = time.monotonic() - self.rd.freed_at
                     if idle >= READER_GRACE:
                         return False
                 # A caller reads (or just left): look again after the grace, or when told.
-                self.rcond.wait(READER_GRACE - idle if idle < READER_GRACE else READER_GRACE)
+                self.rd.cond.wait(READER_GRACE - idle if idle < READER_GRACE else READER_GRACE)
 
     def _server_gone(self) -> None:
         """End the session with the server's exit: once, from the stdout reader at EOF or from
@@ -539,19 +565,17 @@ class StdioConnection(Pump):
                         pass
 
     def _stop_tree(self) -> None:
-        with self._stop_lock:
-            if self._stopped:
-                return
-            self._stopped = True
+        if not self._stop_once.acquire(blocking=False):
+            return
         self._close_stdin()
         stop_process_tree(self.proc, close_stdin=False)
 
     def close(self) -> None:
         """Idempotent; any thread (also a handler or a callback, and a signal handler)."""
-        if self.critical and _thread.get_ident() == _MAIN_IDENT:
+        if self.held.critical and _thread.get_ident() == _MAIN_IDENT:
             # From a signal handler (or a callback) while the main thread is inside the
             # session's work, which may hold the locks: done as soon as that work is.
-            self.close_pending = True
+            self.held.close = True
             return
         with self.lock:
             if self._closing:
@@ -561,7 +585,7 @@ class StdioConnection(Pump):
             events = self._drain_locked()
             self.closed = True
             self.cond.notify_all()
-            self.rcond.notify_all()
+            self.rd.cond.notify_all()
         self._dispatch(events)
         self._stop_tree()
         current = threading.current_thread()
@@ -577,7 +601,7 @@ class StdioConnection(Pump):
             end = time.monotonic() + CLOSE_JOIN
             while self.reading and self.callback_ident != _thread.get_ident() \
                     and time.monotonic() < end:
-                self.rcond.wait(LEAD_POLL)
+                self.rd.cond.wait(LEAD_POLL)
         self._close_stdout()
         if self.proc.stderr is not None and not self.threads[1].is_alive():
             self.proc.stderr.close()
