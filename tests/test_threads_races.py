@@ -555,6 +555,16 @@ def test_what_comes_while_nobody_calls_is_read(race_server: list[str]) -> None:
     assert got == [f"late-{rep}" for rep in range(5)]
 
 
+def run_script(path: Path, text: str, server: list[str], timeout: float) -> Any:
+    """Run ``text`` as a script of its own (its main thread, its signal handlers) against the
+    server; what its last line of output says, as JSON."""
+    path.write_text(text, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(path), *server], capture_output=True,
+                          text=True, timeout=timeout, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 #: Run as the main thread of its own interpreter (signal handlers are per process): a
 #: KeyboardInterrupt while the main thread reads, in its wait and in the session's work.
 INTERRUPT_SCRIPT = r'''
@@ -573,45 +583,35 @@ with connect_stdio(sys.argv[1:], timeout=10.0) as client:
         out["wait"] = round(time.monotonic() - t0, 2)
     out["handler_after_wait"] = signal.getsignal(signal.SIGINT) is signal.default_int_handler
     # 2. In the session's work (a progress callback): held back until that work is done.
-    steps = []
-    def on_progress(event):
-        steps.append("in")
-        if len(steps) == 1:
-            _thread.interrupt_main()
-            sum(range(100000))  # the interpreter looks for signals many times in here
-        steps.append("out")
-    try:
-        client.call_tool("progress", {"text": "p", "count": 2, "pause": 0.5},
-                         on_progress=on_progress)
-        out["work"] = "returned"
-    except KeyboardInterrupt:
-        out["work"] = "interrupted"
-    out["steps"] = steps
+    def interrupted(args, first=None):
+        steps = []
+        def on_progress(event):
+            steps.append("in")
+            if len(steps) == 1:
+                if first is not None:
+                    first()
+                _thread.interrupt_main()
+                sum(range(100000))  # the interpreter looks for signals many times in here
+            steps.append("out")
+        try:
+            client.call_tool("progress", args, on_progress=on_progress)
+            return "returned", steps
+        except KeyboardInterrupt:
+            return "interrupted", steps
+    out["work"], out["steps"] = interrupted({"text": "p", "count": 2, "pause": 0.5})
     out["handler_after_work"] = signal.getsignal(signal.SIGINT) is signal.default_int_handler
     out["next"] = client.call_tool("echo", {"text": "still here"}).text
     # 3. The same while another thread's call waits beside it (it must not clear the hold).
     other = {}
     def beside():
         other["text"] = client.call_tool("delay_echo", {"text": "beside", "delay": 0.3}).text
-    steps3 = []
-    def on_progress3(event):
-        steps3.append("in")
-        if len(steps3) == 1:
-            thread = threading.Thread(target=beside)
-            thread.start()
-            time.sleep(0.1)  # it is in its wait now
-            _thread.interrupt_main()
-            sum(range(100000))
-            other["thread"] = thread
-        steps3.append("out")
-    try:
-        client.call_tool("progress", {"text": "q", "count": 1, "pause": 0.5},
-                         on_progress=on_progress3)
-        out["beside"] = "returned"
-    except KeyboardInterrupt:
-        out["beside"] = "interrupted"
+    def start_beside():
+        other["thread"] = threading.Thread(target=beside)
+        other["thread"].start()
+        time.sleep(0.1)  # it is in its wait now
+    out["beside"], out["steps3"] = interrupted({"text": "q", "count": 1, "pause": 0.5},
+                                               start_beside)
     other.pop("thread").join(10)
-    out["steps3"] = steps3
     out["other"] = other
     out["cancelled"] = json.loads(client.call_tool("cancelled").text)
 print(json.dumps(out))
@@ -624,12 +624,7 @@ def test_keyboard_interrupt_while_the_main_thread_reads(race_server: list[str],
     (cancelled on the server), in the session's work (a callback) it is held back until that
     work is done, never losing what was read; the SIGINT handler is the caller's again after,
     and the connection goes on."""
-    script = tmp_path / "interrupt.py"
-    script.write_text(INTERRUPT_SCRIPT, encoding="utf-8")
-    proc = subprocess.run([sys.executable, str(script), *race_server], capture_output=True,
-                          text=True, timeout=60, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = run_script(tmp_path / "interrupt.py", INTERRUPT_SCRIPT, race_server, 60)
     assert isinstance(out["wait"], float) and out["wait"] < 2.0, out
     assert out["handler_after_wait"] and out["handler_after_work"], out
     # The callback ran to its end, and the one for the notification read with it too; the
@@ -704,12 +699,7 @@ def test_interrupts_at_random_moments_leave_nothing_behind(race_server: list[str
     """Ctrl-C storms a stream of calls from the main thread: every interrupt surfaces as a
     KeyboardInterrupt, the caller's SIGINT handler is back after each, the read role is
     never left held by the interrupted caller, and the connection still works after."""
-    script = tmp_path / "storm.py"
-    script.write_text(STORM_SCRIPT, encoding="utf-8")
-    proc = subprocess.run([sys.executable, str(script), *race_server], capture_output=True,
-                          text=True, timeout=60, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = run_script(tmp_path / "storm.py", STORM_SCRIPT, race_server, 60)
     assert out["hits"] > 20 and out["calls"] > 20, out  # the premise: both happened, often
     assert out["handler"] == [] and out["final_handler"], out
     assert not out["role_left"] and out["after"] == "after", out
@@ -759,12 +749,7 @@ def test_close_from_a_signal_handler_while_the_main_thread_reads(race_server: li
     the session's work too, under the connection's lock): the stream of calls ends with
     ConnectionClosed at once, eight times out of eight; during the handshake (under the
     client's own lock) the opening is aborted; nothing hangs."""
-    script = tmp_path / "term.py"
-    script.write_text(TERM_SCRIPT, encoding="utf-8")
-    proc = subprocess.run([sys.executable, str(script), *race_server], capture_output=True,
-                          text=True, timeout=90, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = run_script(tmp_path / "term.py", TERM_SCRIPT, race_server, 90)
     assert len(out) == 9 and all(isinstance(x, float) and x < 2.0 for x in out), out
 
 
