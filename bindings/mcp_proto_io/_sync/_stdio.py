@@ -167,7 +167,8 @@ class StdioConnection(Pump):
                     return
 
     def _pump_out(self) -> bool:
-        """Write as much as the pipe takes (hold ``wlock``).  False if the pipe is full."""
+        """Write what is queued (hold ``wlock``): True once it is all written (what is queued
+        meanwhile is the caller's to look for, under the lock), False if the pipe is full."""
         fd = self.stdin_fd
         while True:
             view = self.partial
@@ -187,7 +188,7 @@ class StdioConnection(Pump):
                     continue
                 self.written += n
                 if n == len(data):
-                    continue
+                    return True  # what was queued meanwhile: the caller looks (_flush, service)
                 view = memoryview(data)[n:]
             try:
                 while view:
