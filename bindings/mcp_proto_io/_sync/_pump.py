@@ -74,10 +74,6 @@ class Waiter:
         self.error = error
         self._lock.release()
 
-    def done(self) -> bool:
-        """Whether the value (or the error) is in."""
-        return not self._lock.locked()
-
     def wait(self) -> Any:
         """The value; raises the call's error."""
         self._lock.acquire()
