@@ -373,14 +373,22 @@ def parse_call_tool_result(result: dict[str, Any]) -> CallToolResult:
     is_error = result.get("isError", False)
     if type(is_error) is not bool:
         raise _fail("tools/call result", f"'isError' must be a boolean, got {is_error!r}")
-    blocks: list[ContentBlock] = []
-    for b in raw_content:
-        # The common block, a plain text one, without the general parser's calls.
-        if type(b) is dict and b.get("type") == "text" and type(text := b.get("text")) is str:
-            blocks.append(_text_content(text, b.get("annotations"), b.get("_meta"), "text"))
-        else:
-            blocks.append(parse_content_block(b))
-    return _call_tool_result(tuple(blocks), result.get("structuredContent"), is_error,
+    # The common block, a plain text one, without the general parser's calls; the common
+    # result, one such block, without a list to build the tuple from.
+    if len(raw_content) == 1 and type(b := raw_content[0]) is dict \
+            and b.get("type") == "text" and type(text := b.get("text")) is str:
+        content: tuple[ContentBlock, ...] = (
+            _text_content(text, b.get("annotations"), b.get("_meta"), "text"),)
+    else:
+        blocks: list[ContentBlock] = []
+        for b in raw_content:
+            if type(b) is dict and b.get("type") == "text" \
+                    and type(text := b.get("text")) is str:
+                blocks.append(_text_content(text, b.get("annotations"), b.get("_meta"), "text"))
+            else:
+                blocks.append(parse_content_block(b))
+        content = tuple(blocks)
+    return _call_tool_result(content, result.get("structuredContent"), is_error,
                              result.get("_meta"), result)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._errors import MCPError, MessageTooLarge, RemoteProtocolError
-from ._json import loads
+from ._json import loads, scan_once
 from ._ndjson import NdjsonFramer, Oversize
 
 __all__ = ["END", "LineReader", "Unreadable"]
@@ -64,7 +64,14 @@ class LineReader:
         if line is None:
             return END
         try:
-            return loads(line.decode("utf-8"))
+            text = line.decode("utf-8")
+            # loads(text), inlined (every answer read alone): the C scanner, then json's
+            # own call for what it does not take whole (whitespace around it, an error).
+            try:
+                value, end = scan_once(text, 0)
+            except StopIteration:
+                end = -1
+            return value if end == len(text) else loads(text)
         except (ValueError, RecursionError) as exc:
             return _unreadable(exc)
 
@@ -89,7 +96,12 @@ class LineReader:
                 try:
                     text = line.decode("utf-8")  # type: ignore[union-attr]
                     del line
-                    value = loads(text)
+                    try:  # loads(text), inlined: see whole()
+                        value, end = scan_once(text, 0)
+                    except StopIteration:
+                        end = -1
+                    if end != len(text):
+                        value = loads(text)
                     del text
                 except (ValueError, RecursionError) as exc:
                     line, text = b"", ""

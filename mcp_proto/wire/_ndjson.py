@@ -168,6 +168,10 @@ class NdjsonFramer:
         self._buf = parts.pop()  # what follows the last newline
         self._scan = len(self._buf)  # it holds no newline
         limit = self._max
+        if size <= limit and buf.find(b"\r") < 0:
+            # (the usual read) No line can be over the limit, none ends in "\r": the lines as
+            # they are, the empty ones skipped, without a look at each one's end.
+            return [line for line in parts if line]
         out: list[bytes | bytearray | Oversize] = []
         for line in parts:
             size = len(line)

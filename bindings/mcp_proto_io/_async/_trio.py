@@ -56,6 +56,13 @@ if TYPE_CHECKING:
 
 __all__ = ["RUNTIME", "Client", "HttpClient", "connect_http", "connect_stdio"]
 
+# trio's low-level calls of every call's wait and wake, looked up once (not two attributes
+# a name on each call)
+_reschedule = trio.lowlevel.reschedule
+_current_task = trio.lowlevel.current_task
+_wait_task_rescheduled = trio.lowlevel.wait_task_rescheduled
+_current_trio_token = trio.lowlevel.current_trio_token
+
 #: Where the clients are offered (their ``__module__``).
 HOME = "mcp_proto_io.trio"
 
@@ -98,7 +105,7 @@ class _Waiter(outcome.Outcome[Any]):
             self.error = error
             task, self.task = self.task, None
             if task is not None:
-                trio.lowlevel.reschedule(task, self)
+                _reschedule(task, self)
 
     def _abort(self, _: Any) -> trio.lowlevel.Abort:
         self.task = None  # cancelled: set() will not wake it (trio resumes it with Cancelled)
@@ -108,8 +115,8 @@ class _Waiter(outcome.Outcome[Any]):
         """The value (or the error raised), to be awaited at once."""
         if self.done:
             return self._ready()
-        self.task = trio.lowlevel.current_task()
-        return trio.lowlevel.wait_task_rescheduled(self._abort)
+        self.task = _current_task()
+        return _wait_task_rescheduled(self._abort)
 
     async def _ready(self) -> Any:
         await trio.lowlevel.checkpoint()
@@ -150,13 +157,13 @@ class _Soon:
         self.queue.append(fn)
         task, self.task = self.task, None
         if task is not None:
-            trio.lowlevel.reschedule(task)
+            _reschedule(task)
 
     async def run(self) -> None:
         while not self.ended():
             if not self.queue:
-                self.task = trio.lowlevel.current_task()
-                await trio.lowlevel.wait_task_rescheduled(self._abort)
+                self.task = _current_task()
+                await _wait_task_rescheduled(self._abort)
             batch, self.queue = self.queue, []
             for fn in batch:
                 fn()  # AsyncPump._after_soon: never raises
@@ -218,7 +225,7 @@ class _Runtime(RuntimeBase):
     @staticmethod
     def token() -> trio.lowlevel.TrioToken | None:
         try:
-            return trio.lowlevel.current_trio_token()
+            return _current_trio_token()
         except RuntimeError:
             return None
 
