@@ -1,4 +1,4 @@
-"""Run every fuzz harness for a short budget each, one after the other: for CI.
+"""Run every fuzz harness for a short budget each, one per CPU at a time: for CI.
 
     python fuzz/run_budget.py                  # every harness, 10 s each
     python fuzz/run_budget.py --seconds 60 config schema
@@ -18,6 +18,7 @@ error; the exit status is 1 if any harness crashed, 2 for a usage error.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import importlib
 import importlib.util
 import os
@@ -41,6 +42,9 @@ DICTS = {"ndjson": "jsonrpc.dict", "jsonrpc": "jsonrpc.dict", "session": "jsonrp
          "memory_server": "jsonrpc.dict", "transcript": "jsonrpc.dict"}
 #: Bytes of the largest input libFuzzer makes (the seeds may be longer).
 MAX_LEN = 16384
+#: Harnesses run at once by default: each keeps one CPU busy for its budget, so one per CPU.
+MAX_DEFAULT_JOBS = 2
+DEFAULT_JOBS = max(1, min(MAX_DEFAULT_JOBS, os.cpu_count() or 1))
 
 
 def harnesses() -> list[str]:
@@ -142,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="a known bug (KNOWN_BUGS) is a crash too")
     parser.add_argument("--hypothesis", action="store_true",
                         help="use hypothesis even when atheris is installed")
+    parser.add_argument("--jobs", type=int, default=DEFAULT_JOBS,
+                        help="atheris harnesses run at once, each in its own process "
+                        f"(default {DEFAULT_JOBS}: this machine's CPUs, at most "
+                        f"{MAX_DEFAULT_JOBS}); the hypothesis stand-in runs one at a time")
     args = parser.parse_args(argv)
     names = args.names or harnesses()
     unknown = sorted(set(names) - set(harnesses()))
@@ -149,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no such harness: {', '.join(unknown)} (have {', '.join(harnesses())})")
     if args.seconds < 1:
         parser.error("--seconds must be at least 1")
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     use_atheris = not args.hypothesis and importlib.util.find_spec("atheris") is not None
     scratch = args.scratch or Path(tempfile.mkdtemp(prefix="mcp-proto-fuzz-"))
     artifacts = args.artifacts or Path(tempfile.gettempdir()) / "mcp-proto-fuzz-crashes"
@@ -158,9 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         env["MCP_PROTO_FUZZ_SKIP_KNOWN"] = "1"
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    failed = 0
-    width = max(map(len, names))
-    for name in names:
+    def one(name: str) -> tuple[bool, str, float]:
         started = time.monotonic()
         if use_atheris:
             ok, detail = run_atheris(name, args.seconds, scratch, artifacts, env)
@@ -168,10 +176,19 @@ def main(argv: list[str] | None = None) -> int:
             ok, detail = run_hypothesis(name, args.seconds, args.strict_known,
                                         "--hypothesis" if args.hypothesis
                                         else "atheris is not installed")
-        took = time.monotonic() - started
-        print(f"{name:<{width}}  {'ok   ' if ok else 'CRASH'}  {took:5.1f} s  {detail}",
-              flush=True)
-        failed += not ok
+        return ok, detail, time.monotonic() - started
+
+    failed = 0
+    width = max(map(len, names))
+    # Atheris harnesses are child processes with scratch directories of their own: they run
+    # side by side, each for its whole budget, shown in name order.  (Hypothesis runs in this
+    # process: one at a time.)
+    jobs = args.jobs if use_atheris else 1
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        for name, (ok, detail, took) in zip(names, pool.map(one, names), strict=True):
+            print(f"{name:<{width}}  {'ok   ' if ok else 'CRASH'}  {took:5.1f} s  {detail}",
+                  flush=True)
+            failed += not ok
     return 1 if failed else 0
 
 

@@ -25,6 +25,7 @@ passed; a note says how many).
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import fnmatch
 import json
@@ -50,6 +51,13 @@ SUITES = ("0.1.16", "0.2.0-alpha.12")
 # (extensions) run once at the suite's default wire.
 WIRES = ("2025-11-25", "2026-07-28")
 DEFAULT_TIMEOUT = 30.0  # seconds the harness gives the client (its --timeout)
+#: Scenarios that measure timing (sse-retry: how long the client waits before it reconnects),
+#: run one at a time after the others, with nothing beside them.
+RUN_ALONE = ("sse-retry*",)
+#: Scenarios run at once by default: each is a Node harness plus a Python client, mostly
+#: start-up CPU, so one per CPU; more would only stretch each run towards its timeout.
+MAX_DEFAULT_JOBS = 2
+DEFAULT_JOBS = max(1, min(MAX_DEFAULT_JOBS, os.cpu_count() or 1))
 HARNESS_GRACE = 15.0  # extra seconds before the runner kills a stuck harness
 
 # Known failures of our client that are the suite's fault, expected unless --no-baseline:
@@ -358,9 +366,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the plan and exit")
     parser.add_argument("--no-install", action="store_true",
                         help="fail instead of running .ci/conformance-install when missing")
+    parser.add_argument("--jobs", type=int, default=DEFAULT_JOBS,
+                        help="scenarios run at once (each harness serves on a port of its "
+                        f"own; default {DEFAULT_JOBS}: this machine's CPUs, at most "
+                        f"{MAX_DEFAULT_JOBS})")
     parser.add_argument("--reason-width", type=int, default=110)
     parser.add_argument("-v", "--verbose", action="store_true", help="print the harness output")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
 
     suites = args.suite or list(SUITES)
     wires = args.wire or list(WIRES)
@@ -391,12 +405,24 @@ def main(argv: list[str] | None = None) -> int:
     print(f"client command: {command}")
     print(f"node: {node}; results: {results}", flush=True)
     started = time.monotonic()
-    for i, run in enumerate(runs, 1):
-        label = f"[{i}/{len(runs)}] {run.scenario} ({run.suite}, {run.wire_label})"
-        print(f"{label} ...", end=" ", flush=True)
+
+    def one(run: Run) -> Run:
         execute(run, node, command, args.timeout, results, args.verbose)
         apply_expectations(run, args.expect_fail, baseline=not args.no_baseline)
-        print(f"{run.result} ({run.seconds:.1f}s)", flush=True)
+        return run
+
+    # Each run is a harness process serving on a port of its own (it listens on port 0) and
+    # a result directory of its own, so runs go side by side, shown in plan order; those that
+    # measure timing run afterwards, alone.
+    alone = [r for r in runs if any(fnmatch.fnmatch(r.scenario, p) for p in RUN_ALONE)]
+    shared = [r for r in runs if r not in alone]
+    done = 0
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for batch in (pool.map(one, shared), map(one, alone)):
+            for run in batch:
+                done += 1
+                print(f"[{done}/{len(runs)}] {run.scenario} ({run.suite}, {run.wire_label}) "
+                      f"... {run.result} ({run.seconds:.1f}s)", flush=True)
 
     print()
     print_table(runs, args.reason_width)
