@@ -44,7 +44,8 @@ DICTS = {"ndjson": "jsonrpc.dict", "jsonrpc": "jsonrpc.dict", "session": "jsonrp
 MAX_LEN = 16384
 #: Harnesses run at once by default: each keeps one CPU busy for its budget, so one per CPU.
 MAX_DEFAULT_JOBS = 2
-DEFAULT_JOBS = max(1, min(MAX_DEFAULT_JOBS, os.cpu_count() or 1))
+DEFAULT_JOBS = max(1, min(MAX_DEFAULT_JOBS, len(os.sched_getaffinity(0))
+                          if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
 def harnesses() -> list[str]:
@@ -185,7 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     # process: one at a time.)
     jobs = args.jobs if use_atheris else 1
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        for name, (ok, detail, took) in zip(names, pool.map(one, names), strict=True):
+        # (one job: on this thread, whose stack deep inputs may need)
+        outcomes = map(one, names) if jobs == 1 else pool.map(one, names)
+        for name, (ok, detail, took) in zip(names, outcomes, strict=True):
             print(f"{name:<{width}}  {'ok   ' if ok else 'CRASH'}  {took:5.1f} s  {detail}",
                   flush=True)
             failed += not ok

@@ -20,7 +20,9 @@ from mcp_proto import CallToolResult, Completed, Failed, RequestHandle, TextCont
 from mcp_proto._build import builder
 from mcp_proto._errors import RpcError
 from mcp_proto._events import make_completed, make_handle
+from mcp_proto._types import parse_call_tool_result
 from mcp_proto.wire import _json
+from mcp_proto.wire._inbound import END, LineReader, Unreadable
 from mcp_proto.wire._json import MAX_CACHED_HEADS, dumps, dumps_request, loads
 
 _text = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
@@ -177,6 +179,102 @@ def test_loads_fails_as_json_loads_does(text: str) -> None:
     with pytest.raises(json.JSONDecodeError) as reference:
         json.loads(text)
     assert str(ours.value) == str(reference.value)
+
+
+def _read(text: str, how: str) -> Any:
+    """``text`` as one line through the reader: ``next`` (which calls :func:`loads`), or the
+    two paths that inline it, ``whole`` (one answer read alone) and ``items`` (a read's
+    lines); an :class:`Unreadable` as its type and message, to compare."""
+    reader = LineReader(1 << 20)
+    data = text.encode("utf-8", "surrogatepass") + b"\n"
+    if how == "whole":
+        value = reader.whole(data)
+        assert value is not END
+    else:
+        reader.feed(data)
+        values = [reader.next()] if how == "next" else list(reader.items())
+        assert len(values) == 1
+        value = values[0]
+    if type(value) is Unreadable:
+        return ("unreadable", type(value.error), str(value.error))
+    return ("value", value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(obj=_json_values, pad=st.sampled_from(["", " ", "\t"]))
+def test_the_reader_decodes_a_line_as_loads_does(obj: Any, pad: str) -> None:
+    """The reader's inlined decoding (``whole``, ``items``) gives what ``next`` does."""
+    text = pad + json.dumps(obj) + pad
+    reference = _read(text, "next")
+    assert reference == ("value", json.loads(text))
+    assert _read(text, "whole") == reference
+    assert _read(text, "items") == reference
+
+
+@pytest.mark.parametrize("text", [
+    "{", '{"a":1} x', '{"a":1}{"b":2}', "[1,]", "{'a':1}", "\ufeff{}", '{"a":tru}', "5", '"s"',
+    "NaN", "01", "1 2", '"\udc80"', "[" * 100_000,
+])
+def test_the_reader_refuses_a_line_as_loads_does(text: str) -> None:
+    """Not one JSON value, a scalar, a byte-order mark, nesting past the interpreter's limit,
+    bytes that are not UTF-8: ``whole`` and ``items`` say what ``next`` says."""
+    reference = _read(text, "next")
+    assert _read(text, "whole") == reference
+    assert _read(text, "items") == reference
+
+
+_blocks = st.fixed_dictionaries(
+    {"type": st.sampled_from(["text", "image", "other"]),
+     "text": st.none() | st.integers() | _text},
+    optional={"annotations": st.none() | st.dictionaries(_text, _json_values, max_size=2),
+              "_meta": st.none() | st.dictionaries(_text, _json_values, max_size=2),
+              "extra": _json_values},
+) | _json_values
+
+
+def _outcome(result: dict[str, Any]) -> Any:
+    try:
+        return parse_call_tool_result(result).content
+    except Exception as exc:  # the error's type and text are compared
+        return (type(exc), str(exc))
+
+
+@settings(max_examples=300, deadline=None)
+@given(block=_blocks)
+def test_a_one_block_result_is_parsed_as_the_first_of_two(block: Any) -> None:
+    """A result of one block (parsed without a list) holds what the general loop makes of the
+    same block, first of two; or fails with the same error."""
+    one = _outcome({"content": [block]})
+    two = _outcome({"content": [block, block]})
+    if type(one) is tuple and type(two) is tuple and two and not isinstance(two[0], type):
+        assert one == two[:1]
+    else:
+        assert one == two
+
+
+@settings(max_examples=100, deadline=None)
+@given(rid=st.integers(0, 2**63), name=_text, surrogate=st.sampled_from(["\ud800", "\udfff"]))
+def test_a_name_with_a_lone_surrogate_is_escaped_as_json_does(rid: int, name: str,
+                                                             surrogate: str) -> None:
+    """A method or tool name that cannot be UTF-8: the whole message escaped, as json's
+    ASCII form (its head may be kept; what is sent never changes)."""
+    for method, params in ((name + surrogate, None),
+                           ("tools/call", {"name": name + surrogate, "arguments": {}})):
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        expected = json.dumps(msg, separators=(",", ":")).encode("ascii")
+        assert dumps_request(rid, method, params) == expected
+        assert dumps_request(rid, method, params) == expected  # (the kept head)
+
+
+@pytest.mark.parametrize("rid", [True, None, "7", 1.5])
+def test_an_id_that_is_not_an_int_is_encoded_as_json_does(rid: Any) -> None:
+    """The session's ids are ints; anything else is still encoded as json would, never
+    pasted in (``True`` is ``true``, a string is quoted)."""
+    params = {"name": "echo", "arguments": {}}
+    expected = _reference({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
+    assert dumps_request(rid, "tools/call", params) == expected
 
 
 def test_loads_keeps_json_constants_and_big_numbers() -> None:

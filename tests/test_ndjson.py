@@ -309,6 +309,22 @@ def test_bulk_lines_are_the_callers_and_drop_their_cr() -> None:
     assert framer.lines() == [b'{"c":3}']
 
 
+def test_a_usual_read_is_split_into_the_callers_lines_without_the_blank_ones() -> None:
+    """A read that can hold no line over the limit and no "\r" (the usual one) is split
+    without a look at each line's end: the same lines, bytearrays, blank ones skipped, the
+    partial one kept."""
+    framer = NdjsonFramer(1000)
+    first = b'{"jsonrpc":"2.0","id":1,"result":{"text":"' + b"x" * 40 + b'"}}'
+    second = first.replace(b'"id":1', b'"id":2')
+    framer.feed(first + b"\n\n" + second + b'\n{"c"')
+    lines = framer.lines()
+    assert lines == [first, second]
+    assert all(isinstance(line, bytearray) for line in lines)
+    assert framer.lines() == []
+    framer.feed(b":3}\n")
+    assert framer.lines() == [b'{"c":3}']
+
+
 @pytest.mark.parametrize("line", [b"", b"1", b"{}"])
 def test_a_read_of_short_lines_is_not_split_into_objects(line: bytes) -> None:
     """A split makes an object per line, empty ones too: a buffer of short lines goes line

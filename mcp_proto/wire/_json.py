@@ -111,9 +111,10 @@ def dumps_request(rid: int, method: str, params: dict[str, Any] | None) -> bytes
     """The bytes of ``{"jsonrpc":"2.0","id":rid,"method":method,"params":params}`` (no
     ``params`` when None), as :func:`dumps` gives them, without encoding the envelope each
     time (nor, for a ``tools/call`` of just ``name`` then ``arguments``, the tool's name).
-    ``rid`` is an ``int`` (the session's ids; a ``bool`` would read as ``True``).  Raises as
-    :func:`dumps`."""
+    Raises as :func:`dumps`."""
     # (The id goes in by an f-string: about a thousand instructions fewer than a "%d" format.)
+    if type(rid) is not int:  # not ours to send (an f-string would write True, or a bare str)
+        return dumps(_envelope(rid, method, params))
     if method == "tools/call" and params is not None and len(params) == 2 \
             and type(name := params.get("name")) is str and "arguments" in params \
             and next(iter(params)) == "name":

@@ -2,8 +2,8 @@
 """Run the official MCP conformance suite's client scenarios against a client command.
 
 Every client scenario of each pinned suite version, authorization (``auth/*``) included, is
-run one at a time, in each protocol era ("wire") the scenario applies to, and a table of the
-outcomes is printed::
+run in each protocol era ("wire") the scenario applies to, two at a time on a machine of two
+CPUs or more (``--jobs``; the timing ones alone), and a table of the outcomes is printed::
 
     python tests/conformance/run_suite.py                      # default client command
     python tests/conformance/run_suite.py --command "python my_client.py"
@@ -36,6 +36,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,13 +52,19 @@ SUITES = ("0.1.16", "0.2.0-alpha.12")
 # (extensions) run once at the suite's default wire.
 WIRES = ("2025-11-25", "2026-07-28")
 DEFAULT_TIMEOUT = 30.0  # seconds the harness gives the client (its --timeout)
-#: Scenarios that measure timing (sse-retry: how long the client waits before it reconnects),
-#: run one at a time after the others, with nothing beside them.
-RUN_ALONE = ("sse-retry*",)
+#: Scenarios whose outcome depends on timing, run one at a time after the others, with nothing
+#: beside them: sse-retry measures how long the client waits before it reconnects, and the
+#: sep1034 mock drops its request unless the client's GET stream is open in time.
+RUN_ALONE = ("sse-retry*", "elicitation-sep1034-client-defaults")
 #: Scenarios run at once by default: each is a Node harness plus a Python client, mostly
 #: start-up CPU, so one per CPU; more would only stretch each run towards its timeout.
 MAX_DEFAULT_JOBS = 2
-DEFAULT_JOBS = max(1, min(MAX_DEFAULT_JOBS, os.cpu_count() or 1))
+DEFAULT_JOBS = max(1, min(MAX_DEFAULT_JOBS, len(os.sched_getaffinity(0))
+                          if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+#: The harnesses running now (a Ctrl-C kills their process groups: they run in sessions of
+#: their own, which the terminal's SIGINT does not reach).
+_RUNNING: set[subprocess.Popen[str]] = set()
+_RUNNING_LOCK = threading.Lock()
 HARNESS_GRACE = 15.0  # extra seconds before the runner kills a stuck harness
 
 # Known failures of our client that are the suite's fault, expected unless --no-baseline:
@@ -234,18 +241,24 @@ def execute(run: Run, node: Path, command: str, timeout: float, results: Path,
         argv, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True,
     )
+    with _RUNNING_LOCK:
+        _RUNNING.add(proc)
     harness_timed_out = False
     try:
-        output, _ = proc.communicate(timeout=timeout + HARNESS_GRACE)
-    except subprocess.TimeoutExpired:
-        harness_timed_out = True
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)  # the harness and the client it started
-        output, _ = proc.communicate()
-    # Whatever the harness left behind in its (our) process group, e.g. a client that ignored
-    # the harness's SIGTERM, goes too.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            output, _ = proc.communicate(timeout=timeout + HARNESS_GRACE)
+        except subprocess.TimeoutExpired:
+            harness_timed_out = True
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)  # the harness and the client it started
+            output, _ = proc.communicate()
+    finally:
+        # Whatever the harness left behind in its (our) process group, e.g. a client that
+        # ignored the harness's SIGTERM, goes too (and all of it on a Ctrl-C).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with _RUNNING_LOCK:
+            _RUNNING.discard(proc)
     run.seconds = time.monotonic() - started
     output = _ANSI.sub("", output or "")
     (result_root / "harness.log").write_text(output)
@@ -376,8 +389,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
 
-    suites = args.suite or list(SUITES)
-    wires = args.wire or list(WIRES)
+    suites = list(dict.fromkeys(args.suite or SUITES))  # a suite named twice runs once
+    wires = list(dict.fromkeys(args.wire or WIRES))
     node = ensure_installed(suites, allow_install=not args.no_install)
     runs = plan_runs(node, suites, wires, args.scenario)
     if not runs:
@@ -414,15 +427,28 @@ def main(argv: list[str] | None = None) -> int:
     # Each run is a harness process serving on a port of its own (it listens on port 0) and
     # a result directory of its own, so runs go side by side, shown in plan order; those that
     # measure timing run afterwards, alone.
-    alone = [r for r in runs if any(fnmatch.fnmatch(r.scenario, p) for p in RUN_ALONE)]
-    shared = [r for r in runs if r not in alone]
+    # (-v prints each harness's output as it ends: one at a time, so that it reads whole.)
+    shared: list[Run] = []
+    alone: list[Run] = []
+    for r in runs:
+        timed = args.verbose or any(fnmatch.fnmatch(r.scenario, p) for p in RUN_ALONE)
+        (alone if timed else shared).append(r)
     done = 0
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+    pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
+    try:
         for batch in (pool.map(one, shared), map(one, alone)):
             for run in batch:
                 done += 1
                 print(f"[{done}/{len(runs)}] {run.scenario} ({run.suite}, {run.wire_label}) "
                       f"... {run.result} ({run.seconds:.1f}s)", flush=True)
+    except BaseException:  # Ctrl-C: no run waits for the ones still running
+        pool.shutdown(wait=False, cancel_futures=True)
+        with _RUNNING_LOCK:
+            for proc in _RUNNING:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    pool.shutdown()
 
     print()
     print_table(runs, args.reason_width)

@@ -56,8 +56,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RUNTIME", "Client", "HttpClient", "connect_http", "connect_stdio"]
 
-# trio's low-level calls of every call's wait and wake, looked up once (not two attributes
-# a name on each call)
+# trio's low-level calls that every call's wait and wake makes, looked up once here rather
+# than through two attribute loads each time
 _reschedule = trio.lowlevel.reschedule
 _current_task = trio.lowlevel.current_task
 _wait_task_rescheduled = trio.lowlevel.wait_task_rescheduled
@@ -215,7 +215,7 @@ class _Runtime(RuntimeBase):
 
     @staticmethod
     def is_current(task: TaskHandle) -> bool:
-        return isinstance(task, _Task) and task.task is trio.lowlevel.current_task()
+        return isinstance(task, _Task) and task.task is _current_task()
 
     @staticmethod
     async def wait_event(event: trio.Event, timeout: float | None) -> None:
