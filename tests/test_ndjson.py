@@ -297,26 +297,15 @@ def test_lines_in_bulk_are_the_lines_one_by_one(stream: bytes, cuts: list[int], 
         assert frame(_split(stream, cuts), limit, drain_each=False, bulk=True) == expected
 
 
-def test_bulk_lines_are_the_callers_and_drop_their_cr() -> None:
-    framer = NdjsonFramer(100)
-    first, second = b'{"jsonrpc":"2.0","id":1,"result":{}}', b'{"jsonrpc":"2.0","id":2,"result":{}}'
-    framer.feed(first + b"\r\n" + second + b'\n{"c"')
-    lines = framer.lines()
-    assert lines == [first, second]
-    assert all(isinstance(line, bytearray) for line in lines)
-    assert framer.lines() == []
-    framer.feed(b":3}\n")
-    assert framer.lines() == [b'{"c":3}']
-
-
-def test_a_usual_read_is_split_into_the_callers_lines_without_the_blank_ones() -> None:
-    """A read that can hold no line over the limit and no "\r" (the usual one) is split
-    without a look at each line's end: the same lines, bytearrays, blank ones skipped, the
-    partial one kept."""
-    framer = NdjsonFramer(1000)
-    first = b'{"jsonrpc":"2.0","id":1,"result":{"text":"' + b"x" * 40 + b'"}}'
+@pytest.mark.parametrize("limit, gap, pad", [(100, b"\r\n", 0), (1000, b"\n\n", 40)])
+def test_bulk_lines_are_the_callers(limit: int, gap: bytes, pad: int) -> None:
+    """A read split in one pass gives the caller's lines, as bytearrays, the partial one kept:
+    a "\r" before its newline dropped (each line's end looked at), or, in the usual read (no
+    line can be over the limit or end in "\r", so no end is looked at), blank lines skipped."""
+    framer = NdjsonFramer(limit)
+    first = b'{"jsonrpc":"2.0","id":1,"result":{"text":"' + b"x" * pad + b'"}}'
     second = first.replace(b'"id":1', b'"id":2')
-    framer.feed(first + b"\n\n" + second + b'\n{"c"')
+    framer.feed(first + gap + second + b'\n{"c"')
     lines = framer.lines()
     assert lines == [first, second]
     assert all(isinstance(line, bytearray) for line in lines)
