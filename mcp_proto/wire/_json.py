@@ -164,12 +164,11 @@ def _envelope(rid: int, method: Any, params: dict[str, Any] | None) -> dict[str,
     return msg
 
 
-_scan: Any = _decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in __init__
 #: ``scan_once(text, 0)`` gives ``(value, end)`` for the JSON value at the start of ``text``
 #: (the C scanner's own call, for a reader's loop to inline :func:`loads`); it raises
 #: ``StopIteration`` where no value starts, and ``ValueError`` / ``RecursionError`` as
 #: ``json.loads`` does.  A value that ends before ``len(text)`` goes to :func:`loads`.
-scan_once: Any = _scan
+scan_once: Any = _decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]  # (__init__)
 _OPENERS = frozenset("{[")
 
 
@@ -178,7 +177,7 @@ def loads(text: str) -> Any:
     ``json.JSONDecodeError``, with ``json``'s message) or ``RecursionError``."""
     if text and text[0] in _OPENERS:
         try:
-            value, end = _scan(text, 0)
+            value, end = scan_once(text, 0)
         except StopIteration:  # not JSON: let json say where and why
             pass
         else:
