@@ -508,6 +508,36 @@ def test_a_caller_waiting_alone_reads_its_own_answer(race_server: list[str]) -> 
         assert seen == [{ident}] * LEAD_REPS
 
 
+def test_the_role_given_up_with_the_answer_is_free_again(race_server: list[str]) -> None:
+    """A lone caller whose read brought its own answer and nothing else gives the role up in
+    that read's lock round: the next call of any thread reads its own answer again, and two
+    threads calling back to back (each starting as the other's answer arrives) each get
+    theirs, with the role still free for the lone caller afterwards."""
+
+    def readers(tag: str) -> set[int]:
+        idents: set[int] = set()
+        result = client.call_tool(
+            "progress", {"text": tag, "count": 2},
+            on_progress=lambda _e: idents.add(threading.get_ident()))
+        assert result.text == tag
+        return idents
+
+    me = threading.get_ident()
+    with client_for(race_server) as client:
+        for rep in range(LEAD_REPS):
+            assert client.call_tool("echo", {"text": f"plain-{rep}"}).text == f"plain-{rep}"
+            assert readers(f"after-{rep}") == {me}, rep
+
+        def work(i: int) -> list[str]:
+            return [client.call_tool("echo", {"text": f"t{i}-{k}"}).text
+                    for k in range(CALLS * 5)]
+
+        for rep in range(ROUNDS):
+            results = run_threads(work, 2, timeout=T)
+            assert results == {i: [f"t{i}-{k}" for k in range(CALLS * 5)] for i in range(2)}
+            assert readers(f"alone-{rep}") == {me}, rep
+
+
 def test_the_reader_hands_answers_on_both_ways(race_server: list[str]) -> None:
     """While one caller reads, another thread's answer is handed on to it (the reader need not
     be the one it answers); when the reading caller has its answer first, the reader thread

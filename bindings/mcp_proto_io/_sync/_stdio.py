@@ -158,13 +158,18 @@ class StdioConnection(Pump):
                 done = self._pump_out()
             finally:
                 self.wlock.release()
-            with self.lock:
-                if not done:
-                    self.write_blocked = True
-                    self.cond.notify()
-                    return
+            if done:
+                # Read without the lock (the usual case, one lock round less): output queued
+                # while this thread held wlock was queued before its writer's own try for
+                # wlock failed, so before the release above; this read sees it.  Output
+                # queued later has a writer of its own.
                 if not self.queue:
                     return
+                continue
+            with self.lock:
+                self.write_blocked = True
+                self.cond.notify()
+                return
 
     def _pump_out(self) -> bool:
         """Write what is queued (hold ``wlock``): True once it is all written (what is queued
@@ -277,7 +282,7 @@ class StdioConnection(Pump):
                 elif (data := self._read()) is None:
                     return  # EOF: the reader thread ends the session (and this call)
                 else:
-                    deadline = self._take(data)
+                    deadline = self._take(data, waiter)
             except BaseException as exc:  # a bug, or a signal handler's exception: see above
                 self._crashed(exc)
                 if not isinstance(exc, Exception):
@@ -342,6 +347,9 @@ class StdioConnection(Pump):
             self.held.previous(*pending)
 
     def _release_role(self) -> None:
+        """Give up the read role (its holder, as its call ends), waking the reader thread when
+        calls still wait for answers.  A lone caller whose read ended its call and nothing else
+        gives it up in that read's lock round instead (:meth:`_take`)."""
         with self.lock:
             self.reading = False
             self.callback_ident = None
@@ -367,14 +375,17 @@ class StdioConnection(Pump):
         rd.size = BIG_READ_SIZE if len(data) >= READ_SIZE else READ_SIZE
         return data
 
-    def _take(self, data: bytes) -> float | None:
-        """Feed ``data`` to the core, send and dispatch what it gives; its next deadline."""
+    def _take(self, data: bytes, leader: Waiter | None = None) -> float | None:
+        """Feed ``data`` to the core, send and dispatch what it gives; its next deadline.
+        ``leader``: the waiter of the caller that holds the role and reads, which gives it up
+        here when ``data`` ended its call and nothing else (see :meth:`_release_role`)."""
         session = self.session
         tracer = self.tracer
         with self.lock:
             if tracer is not None:
                 tracer.received(data)  # never raises: showing cannot crash the reader
-            session.receive_data(data, now=time.monotonic())
+            now = time.monotonic()
+            session.receive_data(data, now=now)
             out = session.data_to_send()
             if out:
                 self.queue.append(out)  # queued first: the drained bytes are never lost
@@ -386,6 +397,14 @@ class StdioConnection(Pump):
             if deadline is not None and (self.armed is None or deadline < self.armed):
                 self.cond.notify()
             events = self._drain_locked()
+            if leader is not None and not self.waiters and len(events) == 1 \
+                    and events[0][1] is leader and not (self.rd.eof or self.closed):
+                # The lone caller's own outcome, and nothing else (no callback to run on
+                # this thread): the role is given up in this lock round, not one more.
+                self.reading = False
+                self.callback_ident = None
+                self.rd.freed_at = now
+                self.handoff = False
         if events:
             self._dispatch(events)
         if out:
