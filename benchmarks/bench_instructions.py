@@ -20,6 +20,9 @@ the same calls in all:
 * ``ours-threads-*``: ``mcp_proto_io.threads.connect_stdio`` (``-64``: 64 threads)
 * ``ours-asyncio-*``, ``ours-trio-*``: ``mcp_proto_io.asyncio`` / ``mcp_proto_io.trio``
 * ``sdk-asyncio-*``: the official SDK's ``Client`` (``mode="legacy"``) under ``asyncio.run``
+* ``core-threads-seq``: the sans-IO core alone, driven by the thinnest blocking loop
+  (:class:`BareCoreClient`): what no binding on this core can undercut, which splits
+  ``ours-threads-seq``'s distance from its floor into the core's share and the binding's
 * ``raw-threads-seq``: the blocking floor, no library at all (:class:`RawBlockingClient`: one
   ``os.write`` of a JSON line, a buffered ``readline``, ``json.loads``), as ``bench_stdio.py``'s
   raw client
@@ -41,7 +44,7 @@ times slower than the server, so in the 64 mode answers are always waiting when 
 that is the batched, busy case; the ``seq`` mode is a sequential call's wait for its answer.
 An error row (the child's last line) when a client cannot run (say, no ``mcp`` package);
 skipped, with a note, when valgrind is missing.  Two valgrind processes at a time (the
-machine's two CPUs): about 15 minutes for all 12 clients (the SDK's rows are half of it);
+machine's two CPUs): about 15 minutes for all 13 clients (the SDK's rows are half of it);
 ``--quick``: ours and the floor on threads (sequential) and asyncio (64), fewer calls, about
 80 s.
 
@@ -74,7 +77,8 @@ import _common as C
 
 CLIENTS = ("ours-threads-seq", "raw-threads-seq", "ours-threads-64", "raw-threads-64",
            "ours-asyncio-64", "raw-asyncio-64", "ours-trio-64", "raw-trio-64",
-           "sdk-asyncio-64", "ours-asyncio-seq", "raw-asyncio-seq", "sdk-asyncio-seq")
+           "sdk-asyncio-64", "ours-asyncio-seq", "raw-asyncio-seq", "sdk-asyncio-seq",
+           "core-threads-seq")
 QUICK_CLIENTS = ("ours-threads-seq", "raw-threads-seq", "ours-asyncio-64", "raw-asyncio-64")
 INFLIGHT = 64
 WARM_CALLS = 20  # per task of the 64 mode, in both runs: what the difference leaves out
@@ -127,6 +131,57 @@ class RawBlockingClient:
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         return self._request("tools/call", {"name": name, "arguments": arguments})
+
+
+class BareCoreClient:
+    """The core's own cost, sequentially: mcp-proto's sans-IO ``ClientSession`` driven by the
+    thinnest blocking loop (``os.write`` of what it sends, ``os.read`` of the answer fed
+    back, the next event taken), with none of a binding's work: no lock, no waiter, no
+    deadline fired, no SIGINT held back, no reader thread.  No binding on this core costs
+    less: ``ours-threads-seq`` against this row is what the threads binding adds, this row
+    against ``raw-threads-seq`` what the core costs beyond the floor."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self._argv = argv
+
+    def __enter__(self) -> BareCoreClient:
+        from mcp_proto import ClientSession, Completed, Implementation, Ready
+
+        self._done = Completed
+        self._proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      bufsize=0)
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._wfd, self._rfd = self._proc.stdin.fileno(), self._proc.stdout.fileno()
+        self._session = session = ClientSession(Implementation(name="bare", version="0"))
+        session.initialize(now=time.monotonic())
+        if self._exchange(Ready) is None:
+            raise ConnectionError("the server ended before the handshake did")
+        os.write(self._wfd, session.data_to_send())  # notifications/initialized
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._proc.stdin is not None
+        self._proc.stdin.close()
+        self._proc.wait(10)
+
+    def _exchange(self, wanted: type) -> Any:
+        """Send what the session has, feed it the server's output until an event of type
+        ``wanted`` comes (others are dropped); that event, or None at EOF."""
+        session, monotonic = self._session, time.monotonic
+        os.write(self._wfd, session.data_to_send())
+        while data := os.read(self._rfd, 1 << 16):
+            session.receive_data(data, now=monotonic())
+            while (event := session.next_event()) is not None:
+                if type(event) is wanted:
+                    return event
+        return None
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        self._session.call_tool(name, arguments, now=time.monotonic(), progress=False)
+        event = self._exchange(self._done)
+        if event is None:
+            raise ConnectionError("the server's output ended")
+        return event.value
 
 
 class RawThreadsClient:
@@ -295,6 +350,8 @@ def _threads_connect(impl: str, mode: str, argv: list[str]) -> Callable[[], Any]
         from mcp_proto_io.threads import connect_stdio
 
         return lambda: connect_stdio(argv)
+    if impl == "core":
+        return lambda: BareCoreClient(argv)
     return lambda: RawBlockingClient(argv) if mode == "seq" else RawThreadsClient(argv)
 
 
