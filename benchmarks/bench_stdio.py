@@ -226,6 +226,27 @@ def raw_throughput(server: Path, n_seq: int, n_conc: int, inflight: int, repeats
         proc.wait(timeout=10)
 
 
+def core_throughput(server: Path, n_seq: int, repeats: int) -> dict:
+    """mcp-proto's sans-IO core alone, sequentially, driven by the thinnest blocking loop
+    (``bench_instructions.BareCoreClient``: no lock, no waiter, no deadline fired, no SIGINT
+    held back): what no binding on this core can beat; beside ``raw``, the core's own share of
+    the threads binding's distance from the floor."""
+    from bench_instructions import BareCoreClient
+
+    out: dict[str, Any] = {"seq": []}
+    with BareCoreClient([sys.executable, str(server)]) as client:
+        assert _text_of(client.call_tool("echo", ECHO_ARGS)) == ECHO_ARGS["text"]
+        for _ in range(300):
+            client.call_tool("echo", ECHO_ARGS)
+        for _ in range(repeats):
+            gc.collect()
+            t0 = time.perf_counter()
+            for _ in range(n_seq):
+                client.call_tool("echo", ECHO_ARGS)
+            out["seq"].append(n_seq / (time.perf_counter() - t0))
+    return out
+
+
 # =========================================================================================
 # child side: official SDK (mcp 2.3.0, anyio/asyncio)
 # =========================================================================================
@@ -392,6 +413,8 @@ def child_main(args: argparse.Namespace) -> None:
                 res = ours_blob(server, sizes, args.repeats)
         elif args.child == "raw":
             res = raw_throughput(server, args.n_seq, args.n_conc, args.inflight, args.repeats)
+        elif args.child == "core":
+            res = core_throughput(server, args.n_seq, args.repeats)
         else:
             import anyio
 
@@ -494,7 +517,7 @@ def collect(
         return C.run_child(argv, timeout)
 
     # Interleave the clients round by round so slow drift on the machine hits both alike.
-    runs: dict[str, list[dict]] = {"ours": [], "sdk": [], "raw": []}
+    runs: dict[str, list[dict]] = {"ours": [], "sdk": [], "raw": [], "core": []}
     for _ in range(out["rounds"]):
         for impl, results in runs.items():
             results.append(child(impl, "throughput"))
@@ -605,9 +628,10 @@ def print_report(out: dict) -> None:
     )
     C.print_table(title, rows(out))
     print(
-        "  per-repeat calls/s (raw = bare stdlib pipe client, no MCP library: server-bound ceiling)"
+        "  per-repeat calls/s (raw = bare stdlib pipe client, no MCP library: server-bound ceiling;"
+        "\n  core = mcp-proto's sans-IO core driven by the thinnest blocking loop, no binding)"
     )
-    for impl in ("ours", "sdk", "raw"):
+    for impl in ("ours", "sdk", "raw", "core"):
         res = out[f"{impl}_throughput"]
         if "error" in res:
             print(f"  {impl:4s} error: {res['error']}")
@@ -618,6 +642,11 @@ def print_report(out: dict) -> None:
                     f" median {C.median(res[key]):>9,.0f} calls/s  "
                     f"all: {', '.join(f'{x:,.0f}' for x in res[key])}"
                 )
+    floor = out["raw_throughput"].get("seq")
+    for impl in ("ours", "core"):
+        seq = out[f"{impl}_throughput"].get("seq")
+        if floor and seq:
+            print(f"  {impl:4s} seq / raw seq: {C.median(seq) / C.median(floor):.2f} (medians)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -630,7 +659,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pin", metavar="CPUS", help="pin clients+server to CPUs, e.g. 0 or 0,1")
     ap.add_argument("--json", metavar="PATH", help="also write results as JSON")
     # internal: child mode
-    ap.add_argument("--child", choices=("ours", "sdk", "raw"), help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=("ours", "sdk", "raw", "core"), help=argparse.SUPPRESS)
     ap.add_argument("--task", choices=("throughput", "blob"), help=argparse.SUPPRESS)
     ap.add_argument("--inflight", type=int, default=64, help=argparse.SUPPRESS)
     ap.add_argument("--sizes", default=str(10 * MiB), help=argparse.SUPPRESS)
