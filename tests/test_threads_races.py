@@ -24,7 +24,14 @@ import pytest
 from conftest import Background, children_of, proc_state, run_threads
 from mcp_proto_io.threads import Client, connect_stdio
 
-from mcp_proto import ConnectionClosed, ConnectionLost, RequestTimeout, Root, ServerExited
+from mcp_proto import (
+    ConnectionClosed,
+    ConnectionLost,
+    LocalProtocolError,
+    RequestTimeout,
+    Root,
+    ServerExited,
+)
 
 pytestmark = pytest.mark.usefixtures("no_leaks")
 
@@ -92,7 +99,7 @@ def text_result(request_id, text, is_error=False):
 
 TOOLS = [{"name": name, "inputSchema": {"type": "object"}} for name in (
     "echo", "delay_echo", "ask", "hold", "die_half", "gather", "stats", "cancelled",
-    "seen", "progress", "later")]
+    "seen", "progress", "progress_whole", "later")]
 
 
 def ask_client(kind, text):
@@ -174,6 +181,11 @@ def call(request_id, params):
                        for i in range(args["count"])))  # one write: read together
         time.sleep(args.get("pause", 0))
         send(text_result(request_id, args["text"]))
+    elif name == "progress_whole":  # the progress and the answer in one write
+        token = (params.get("_meta") or {}).get("progressToken")
+        write(encode({"jsonrpc": "2.0", "method": "notifications/progress",
+                      "params": {"progressToken": token, "progress": 1}})
+              + encode(text_result(request_id, args["text"])))
     elif name == "later":
         send(text_result(request_id, args["text"]))
         time.sleep(args["delay"])
@@ -510,23 +522,53 @@ def test_a_caller_waiting_alone_reads_its_own_answer(race_server: list[str]) -> 
 
 def test_the_role_given_up_with_the_answer_is_free_again(race_server: list[str]) -> None:
     """A lone caller whose read brought its own answer and nothing else gives the role up in
-    that read's lock round: the next call of any thread reads its own answer again, and two
-    threads calling back to back (each starting as the other's answer arrives) each get
-    theirs, with the role still free for the lone caller afterwards."""
-
-    def readers(tag: str) -> set[int]:
-        idents: set[int] = set()
-        result = client.call_tool(
-            "progress", {"text": tag, "count": 2},
-            on_progress=lambda _e: idents.add(threading.get_ident()))
-        assert result.text == tag
-        return idents
-
+    that read's lock round (``_release_role`` does not run on its thread, the role is free
+    when it returns); a read that also brings a callback keeps the role while the callback
+    runs (on the caller's thread, a call from it refused); and however two threads calling
+    back to back interleave, a read that left calls waiting left someone reading or the
+    hand-off flagged, every call gets its own answer and the role is free afterwards."""
     me = threading.get_ident()
     with client_for(race_server) as client:
+        client.call_tool("echo", {"text": "warm"})
+        conn = client._conn
+        assert conn is not None
+        released: list[int] = []
+        release, take = conn._release_role, conn._take
+        stranded: list[str] = []
+
+        def counted_release() -> None:
+            released.append(threading.get_ident())
+            release()
+
+        def checked_take(data: bytes, leader: Any = None) -> float | None:
+            deadline = take(data, leader)
+            with conn.lock:
+                if conn.waiters and not (conn.reading or conn.handoff or conn.closed):
+                    stranded.append(f"{len(conn.waiters)} calls wait and nobody reads")
+            return deadline
+
+        conn._release_role = counted_release  # type: ignore[method-assign]
+        conn._take = checked_take  # type: ignore[method-assign]
         for rep in range(LEAD_REPS):
             assert client.call_tool("echo", {"text": f"plain-{rep}"}).text == f"plain-{rep}"
-            assert readers(f"after-{rep}") == {me}, rep
+            assert (conn.reading, conn.callback_ident) == (False, None), rep
+        assert me not in released
+
+        seen: list[tuple[bool, bool, str]] = []
+
+        def on_progress(_event: object) -> None:
+            try:
+                client.call_tool("echo", {"text": "nested"})
+                nested = "allowed"
+            except LocalProtocolError:
+                nested = "refused"
+            seen.append((conn.reading, conn.callback_ident == threading.get_ident(), nested))
+
+        for rep in range(LEAD_REPS):
+            result = client.call_tool("progress_whole", {"text": f"both-{rep}"},
+                                      on_progress=on_progress)
+            assert result.text == f"both-{rep}"
+        assert seen == [(True, True, "refused")] * LEAD_REPS
 
         def work(i: int) -> list[str]:
             return [client.call_tool("echo", {"text": f"t{i}-{k}"}).text
@@ -535,7 +577,10 @@ def test_the_role_given_up_with_the_answer_is_free_again(race_server: list[str])
         for rep in range(ROUNDS):
             results = run_threads(work, 2, timeout=T)
             assert results == {i: [f"t{i}-{k}" for k in range(CALLS * 5)] for i in range(2)}
-            assert readers(f"alone-{rep}") == {me}, rep
+            released.clear()
+            assert client.call_tool("echo", {"text": f"alone-{rep}"}).text == f"alone-{rep}"
+            assert (conn.reading, conn.callback_ident, me in released) == (False, None, False)
+        assert stranded == []
 
 
 def test_the_reader_hands_answers_on_both_ways(race_server: list[str]) -> None:

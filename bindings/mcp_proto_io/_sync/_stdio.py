@@ -156,19 +156,17 @@ class StdioConnection(Pump):
         while self.wlock.acquire(blocking=False):
             try:
                 done = self._pump_out()
+                if not done:  # said under wlock: the service thread's word cannot overtake it
+                    with self.lock:
+                        self.write_blocked = True
+                        self.cond.notify()
             finally:
                 self.wlock.release()
-            if done:
-                # Read without the lock (the usual case, one lock round less): output queued
-                # while this thread held wlock was queued before its writer's own try for
-                # wlock failed, so before the release above; this read sees it.  Output
-                # queued later has a writer of its own.
-                if not self.queue:
-                    return
-                continue
-            with self.lock:
-                self.write_blocked = True
-                self.cond.notify()
+            # Read without the lock (the usual case, one lock round less): output queued while
+            # this thread held wlock was queued before its writer's own try for wlock failed,
+            # so before the release above; this read sees it.  Output queued later has a
+            # writer of its own.
+            if not done or not self.queue:
                 return
 
     def _pump_out(self) -> bool:
@@ -398,9 +396,12 @@ class StdioConnection(Pump):
                 self.cond.notify()
             events = self._drain_locked()
             if leader is not None and not self.waiters and len(events) == 1 \
-                    and events[0][1] is leader and not (self.rd.eof or self.closed):
-                # The lone caller's own outcome, and nothing else (no callback to run on
-                # this thread): the role is given up in this lock round, not one more.
+                    and events[0][1] is leader and not (out or self.rd.eof or self.closed):
+                # The lone caller's own outcome, and nothing else: no callback to run and
+                # nothing to write on this thread (where a call from a signal handler must
+                # still be refused), so the role is given up in this lock round, not one
+                # more.  (``freed_at`` from before the parse: the reader thread's grace may
+                # end sooner after a large answer, which only makes it look sooner.)
                 self.reading = False
                 self.callback_ident = None
                 self.rd.freed_at = now
@@ -546,8 +547,10 @@ class StdioConnection(Pump):
                     pass
             with self.wlock:  # holders never block: the pipe is non-blocking
                 done = self._pump_out()
-            with self.lock:
-                self.write_blocked = not done
+                # Under wlock: a caller whose write filled the pipe after this pump says so
+                # after this line, not before it (its True must not be overwritten).
+                with self.lock:
+                    self.write_blocked = not done
             if self.proc.poll() is not None:
                 # The server is gone.  Let the reader take what it wrote first (it calls
                 # _server_gone at EOF); if a grandchild keeps the pipe open no EOF comes,
