@@ -329,6 +329,55 @@ def test_2_3_silent_probe_then_discover_answers_first_and_wins() -> None:
     assert pair.session.era == "modern" and pair.session.pending_count == 0
 
 
+#: An opening's timeout shorter than a modern server's start (say mcp-server-time's imports)
+#: but longer than the probe fallback: the handshake is sent, and outlives the probe's own.
+SLOW_OPEN = 0.6
+SLOW_FALLBACK = 0.5
+
+
+def _slow_start() -> tuple[Pair, RequestHandle, JSONObj, JSONObj]:
+    """A probe, the fallback initialize at SLOW_FALLBACK, then the clock past the probe's own
+    deadline (SLOW_OPEN) and short of the handshake's: a server still starting."""
+    pair = Pair(limits=Limits(probe_fallback=SLOW_FALLBACK))
+    handle = pair.session.start(now=pair.now, timeout=SLOW_OPEN)
+    probe = pair.sent_one()
+    pair.advance(SLOW_FALLBACK)
+    init = fallen_back(pair)
+    pair.advance(SLOW_OPEN - SLOW_FALLBACK + 0.05)  # past the probe's own deadline
+    assert pair.events() == [] and pair.sent() == []
+    assert pair.session.state is State.PROBING  # the era is still open
+    return pair, handle, probe, init
+
+
+@pytest.mark.parametrize("first", ["discover result", "initialize refused"])
+def test_2_3_a_modern_server_slower_than_the_probe_timeout_still_wins(first: str) -> None:
+    """The probe waits as long as the handshake sent after it: a modern server that was slow
+    to start answers the probe it read first and the session is modern, whether its
+    ``-32022`` refusal of the initialize comes before the discover result or not (an SDK
+    server answers both; before, the probe timed out alone and the opening failed with that
+    refusal, a misleading RpcError)."""
+    pair, handle, probe, init = _slow_start()
+    if first == "initialize refused":
+        pair.reply_error(init, -32022, "connection is serving the 2026-07-28 protocol",
+                         {"supported": [MODERN], "requested": LEGACY})
+        assert pair.events() == [] and pair.sent() == []
+    pair.reply(probe, discover_result(capabilities={"tools": {}}))
+    ready = one(pair)
+    assert isinstance(ready, Ready) and ready.era == "modern" and ready.handle == handle
+    assert pair.session.pending_count == 0
+
+
+def test_2_3_a_server_that_answers_neither_in_time_fails_with_the_timeout() -> None:
+    """Past the handshake's deadline too, the opening fails with :class:`RequestTimeout`
+    (the probe's and the handshake's deadlines are one), and the session closes."""
+    pair, handle, _probe, _init = _slow_start()
+    pair.advance(SLOW_OPEN)
+    failed, closed = pair.events()
+    assert isinstance(failed, Failed) and failed.handle == handle
+    assert isinstance(failed.error, RequestTimeout), failed.error
+    assert isinstance(closed, Closed) and pair.session.state is State.CLOSED
+
+
 def test_2_3_probe_error_after_the_parallel_initialize_sends_no_second_one() -> None:
     pair, handle, probe = probing_pair()
     pair.advance_to_deadline()

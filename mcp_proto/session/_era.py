@@ -201,12 +201,12 @@ class EraChoice:
             self.fallback_at = now + wire.limits.probe_fallback
         return handle
 
-    def send_initialize(self, now: float, rid: int | None = None) -> None:
+    def send_initialize(self, now: float, rid: int | None = None) -> Pending:
         assert self.handle is not None
         wire = self._wire
         params = self._owner._handshake_params(self.legacy_versions[0])
-        wire.request(wire.take_id() if rid is None else rid, self.handle, "initialize",
-                     params, now, self._timeout, raw_result, self._handshake)
+        return wire.request(wire.take_id() if rid is None else rid, self.handle, "initialize",
+                            params, now, self._timeout, raw_result, self._handshake)
 
     def send_discover(self, rid: int, handle: RequestHandle[Any], version: str, now: float,
                       timeout: float | None) -> Pending:
@@ -233,7 +233,13 @@ class EraChoice:
         if self.fallback_at is not None and self.fallback_at <= now:
             self.fallback_at = None
             if self._owner.state is State.PROBING:
-                self.send_initialize(now)
+                handshake = self.send_initialize(now)
+                # One opening, two requests: the probe waits as long as the handshake sent
+                # after it.  A modern server slow to start (past the probe's own deadline)
+                # still answers the probe it read first, and refuses the initialize with a
+                # -32022 that says nothing of the time the opening had.
+                self._wire.postpone([q.rid for q in self._wire.pending.values()
+                                     if type(q.answer) is _Probe], handshake.deadline)
 
     def postpone(self, until: float) -> None:
         """The transport holds the probe (authorization): the fallback waits too."""
