@@ -145,9 +145,10 @@ class BareCoreClient:
         self._argv = argv
 
     def __enter__(self) -> BareCoreClient:
-        from mcp_proto import ClientSession, Completed, Implementation, Ready
+        from mcp_proto import ClientSession, Closed, Completed, Failed, Implementation, Ready
 
         self._done = Completed
+        self._ends = (Failed, Closed)
         self._proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       bufsize=0)
         assert self._proc.stdin is not None and self._proc.stdout is not None
@@ -166,14 +167,19 @@ class BareCoreClient:
 
     def _exchange(self, wanted: type) -> Any:
         """Send what the session has, feed it the server's output until an event of type
-        ``wanted`` comes (others are dropped); that event, or None at EOF."""
+        ``wanted`` comes (others are dropped, but a failure or the end raises: the loop
+        would wait forever); that event, or None at EOF.  The session's next deadline is
+        asked once, as any binding must (to know when to fire it)."""
         session, monotonic = self._session, time.monotonic
         os.write(self._wfd, session.data_to_send())
         while data := os.read(self._rfd, 1 << 16):
             session.receive_data(data, now=monotonic())
             while (event := session.next_event()) is not None:
                 if type(event) is wanted:
+                    session.next_deadline()
                     return event
+                if isinstance(event, self._ends):
+                    raise ConnectionError(f"the call ended with {event!r}")
         return None
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:

@@ -339,10 +339,13 @@ def _slow_start() -> tuple[Pair, RequestHandle, JSONObj, JSONObj]:
     """A probe, the fallback initialize at SLOW_FALLBACK, then the clock past the probe's own
     deadline (SLOW_OPEN) and short of the handshake's: a server still starting."""
     pair = Pair(limits=Limits(probe_fallback=SLOW_FALLBACK))
-    handle = pair.session.start(now=pair.now, timeout=SLOW_OPEN)
+    start = pair.now
+    handle = pair.session.start(now=start, timeout=SLOW_OPEN)
     probe = pair.sent_one()
     pair.advance(SLOW_FALLBACK)
     init = fallen_back(pair)
+    # One deadline for both: the handshake's (the probe's is moved to it, not past it).
+    assert pair.session.next_deadline() == start + SLOW_FALLBACK + SLOW_OPEN
     pair.advance(SLOW_OPEN - SLOW_FALLBACK + 0.05)  # past the probe's own deadline
     assert pair.events() == [] and pair.sent() == []
     assert pair.session.state is State.PROBING  # the era is still open
@@ -368,14 +371,73 @@ def test_2_3_a_modern_server_slower_than_the_probe_timeout_still_wins(first: str
 
 
 def test_2_3_a_server_that_answers_neither_in_time_fails_with_the_timeout() -> None:
-    """Past the handshake's deadline too, the opening fails with :class:`RequestTimeout`
-    (the probe's and the handshake's deadlines are one), and the session closes."""
+    """At the handshake's deadline (the probe's too) the opening fails with the timeout of
+    the ``timeout`` given, and the session closes; nothing is left to fire."""
     pair, handle, _probe, _init = _slow_start()
-    pair.advance(SLOW_OPEN)
+    pair.advance_to_deadline()
     failed, closed = pair.events()
     assert isinstance(failed, Failed) and failed.handle == handle
     assert isinstance(failed.error, RequestTimeout), failed.error
+    assert (failed.error.kind, failed.error.timeout) == ("total", SLOW_OPEN)
     assert isinstance(closed, Closed) and pair.session.state is State.CLOSED
+    assert pair.session.next_deadline() is None
+
+
+def test_2_3_a_handshake_refused_as_modern_then_a_silent_probe_fails_with_the_timeout() -> None:
+    """The initialize refused with a -32022 naming a 2026-07-28 version says the server is
+    modern: when its probe then goes unanswered the opening fails with the probe's timeout,
+    not with that refusal (which says nothing of the time the server had)."""
+    pair, handle, _probe, init = _slow_start()
+    pair.reply_error(init, -32022, "connection is serving the 2026-07-28 protocol",
+                     {"supported": [MODERN], "requested": LEGACY})
+    assert pair.events() == []
+    pair.advance_to_deadline()
+    failed, closed = pair.events()
+    assert isinstance(failed, Failed) and failed.handle == handle
+    assert isinstance(failed.error, RequestTimeout) \
+        and failed.error.method == "server/discover", failed.error
+    assert isinstance(closed, Closed)
+
+
+def test_2_3_a_handshake_refused_otherwise_keeps_its_own_error() -> None:
+    """A -32022 that names no 2026-07-28 version (or any other refusal) is the handshake's
+    own failure, and the opening ends with it when the probe goes unanswered."""
+    pair, _handle, _probe, init = _slow_start()
+    pair.reply_error(init, -32022, "Unsupported protocol version",
+                     {"supported": ["2024-11-05"], "requested": LEGACY})
+    pair.advance_to_deadline()
+    failed, _closed = pair.events()
+    assert isinstance(failed.error, RpcError) and failed.error.code == -32022, failed.error
+
+
+def test_v11_the_retried_probe_keeps_the_opening_deadline() -> None:
+    """A probe answered -32022 after the fallback is retried (V-11) within the opening's
+    deadline, not a new ``timeout`` from the retry."""
+    pair, _handle, probe, init = _slow_start()
+    deadline = pair.session.next_deadline()
+    pair.reply_error(init, -32022, "connection is serving the 2026-07-28 protocol",
+                     {"supported": [MODERN], "requested": LEGACY})
+    pair.reply_error(probe, -32022, "Unsupported protocol version",
+                     {"supported": [MODERN], "requested": MODERN})
+    retry = pair.sent_one()
+    assert retry["method"] == "server/discover" and retry["id"] != probe["id"]
+    assert pair.session.next_deadline() == deadline
+
+
+def test_2_3_a_clock_that_comes_late_lets_the_due_probe_expire() -> None:
+    """The first look at the clock long after both the fallback time and the probe's deadline
+    sends the initialize and lets the probe expire (it is not given the handshake's time):
+    its late answer is dropped and the handshake decides."""
+    pair = Pair(limits=Limits(probe_fallback=SLOW_FALLBACK))
+    handle = pair.session.start(now=pair.now, timeout=SLOW_OPEN)
+    probe = pair.sent_one()
+    pair.advance(5.0)
+    init = fallen_back(pair)
+    assert pair.session.state is State.INITIALIZING and pair.events() == []
+    dropped = pair.session.stats.responses_dropped
+    pair.reply(probe, discover_result())
+    assert pair.session.stats.responses_dropped == dropped + 1 and pair.events() == []
+    finish_legacy(pair, handle, init)
 
 
 def test_2_3_probe_error_after_the_parallel_initialize_sends_no_second_one() -> None:

@@ -209,11 +209,12 @@ class EraChoice:
                             params, now, self._timeout, raw_result, self._handshake)
 
     def send_discover(self, rid: int, handle: RequestHandle[Any], version: str, now: float,
-                      timeout: float | None) -> Pending:
+                      timeout: float | None, *, total_deadline: float | None = None) -> Pending:
+        """Send the probe; ``total_deadline``: the one it retries (V-11) keeps its own."""
         wire = self._wire
         wire.meta = self._owner._modern_meta(version)
         p = wire.request(rid, handle, "server/discover", None, now, timeout, raw_result,
-                         self._probe, modern=True)
+                         self._probe, modern=True, total_deadline=total_deadline)
         self.probe_sent = True
         return p
 
@@ -237,9 +238,11 @@ class EraChoice:
                 # One opening, two requests: the probe waits as long as the handshake sent
                 # after it.  A modern server slow to start (past the probe's own deadline)
                 # still answers the probe it read first, and refuses the initialize with a
-                # -32022 that says nothing of the time the opening had.
+                # -32022 that says nothing of the time the opening had.  (A probe already
+                # due, when the clock comes late, is left to expire.)
                 self._wire.postpone([q.rid for q in self._wire.pending.values()
-                                     if type(q.answer) is _Probe], handshake.deadline)
+                                     if type(q.answer) is _Probe and q.deadline > now],
+                                    handshake.deadline)
 
     def postpone(self, until: float) -> None:
         """The transport holds the probe (authorization): the fallback waits too."""
@@ -322,7 +325,7 @@ class EraChoice:
             mutual = [v for v in self.modern_versions if v in supported]
             if mutual and not p.retried:  # V-11: retry once with a new id
                 retry = self.send_discover(wire.take_id(), p.handle, mutual[0], wire.now,
-                                           p.total_timeout)
+                                           p.total_timeout, total_deadline=p.total_deadline)
                 retry.retried = True
                 return
             if not any(v in supported for v in self.legacy_versions):
@@ -335,12 +338,24 @@ class EraChoice:
         # Any other answer (or none) means a handshake-era server (V-22: pre-GA codes too).
         if other is None:
             if self._init_error is not None:  # the handshake already failed too
-                self._owner._fail_opening(p.handle, self._init_error)
+                # Refused as a 2026-07-28 server refuses it (-32022 naming a version this
+                # client speaks), the handshake says the server is modern: the probe's own
+                # failure (its timeout, say) is what the caller must hear.
+                refused_as_modern = self._refused_as_modern(self._init_error)
+                self._owner._fail_opening(p.handle,
+                                          error if refused_as_modern else self._init_error)
                 return
             self.send_initialize(wire.now)
         owner = self._owner
         if owner.state is State.PROBING:
             owner.state = transition(owner.state, Input.FALLBACK)
+
+    def _refused_as_modern(self, error: MCPError) -> bool:
+        """Whether ``error`` is a -32022 naming a 2026-07-28 version this client speaks."""
+        if not (isinstance(error, RpcError) and error.code == -32022):
+            return False
+        supported = UnsupportedProtocolVersion(error.code, error.message, error.data).supported
+        return any(v in supported for v in self.modern_versions)
 
     def _other_opening(self, exclude: Pending) -> Pending | None:
         for q in self._wire.pending.values():
