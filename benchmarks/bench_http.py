@@ -78,15 +78,7 @@ def ours_throughput(url: str, n_seq: int, n_conc: int, inflight: int, repeats: i
             connect_times.append(time.perf_counter() - t0)
     out: dict[str, Any] = {"connect": connect_times, "seq": [], "conc": []}
     with connect_http(url) as c:
-        assert S._text_of(c.call_tool("echo", ECHO_ARGS)) == ECHO_ARGS["text"]
-        for _ in range(300):
-            c.call_tool("echo", ECHO_ARGS)
-        for _ in range(repeats):
-            gc.collect()
-            t0 = time.perf_counter()
-            for _ in range(n_seq):
-                c.call_tool("echo", ECHO_ARGS)
-            out["seq"].append(n_seq / (time.perf_counter() - t0))
+        out["seq"] = S.sequential_rates(c, n_seq, repeats)
         per = n_conc // inflight
         errors: list[BaseException] = []
 

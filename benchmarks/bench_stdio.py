@@ -107,6 +107,23 @@ def _ours_connect(server: Path) -> Any:
     return connect_stdio([sys.executable, str(server)])
 
 
+def sequential_rates(client: Any, n_seq: int, repeats: int) -> list[float]:
+    """Calls/s of ``repeats`` rounds of ``n_seq`` sequential echo calls on a blocking
+    ``client``, after a checked first call and 300 warm-up ones (each round from a collected
+    heap)."""
+    assert _text_of(client.call_tool("echo", ECHO_ARGS)) == ECHO_ARGS["text"]
+    for _ in range(300):
+        client.call_tool("echo", ECHO_ARGS)
+    rates = []
+    for _ in range(repeats):
+        gc.collect()
+        t0 = time.perf_counter()
+        for _ in range(n_seq):
+            client.call_tool("echo", ECHO_ARGS)
+        rates.append(n_seq / (time.perf_counter() - t0))
+    return rates
+
+
 def ours_throughput(server: Path, n_seq: int, n_conc: int, inflight: int, repeats: int) -> dict:
     connect_times = []
     for _ in range(3):
@@ -116,15 +133,7 @@ def ours_throughput(server: Path, n_seq: int, n_conc: int, inflight: int, repeat
             c.call_tool("echo", ECHO_ARGS)
     out: dict[str, Any] = {"connect": connect_times, "seq": [], "conc": []}
     with _ours_connect(server) as c:
-        assert _text_of(c.call_tool("echo", ECHO_ARGS)) == ECHO_ARGS["text"]
-        for _ in range(300):
-            c.call_tool("echo", ECHO_ARGS)
-        for _ in range(repeats):
-            gc.collect()
-            t0 = time.perf_counter()
-            for _ in range(n_seq):
-                c.call_tool("echo", ECHO_ARGS)
-            out["seq"].append(n_seq / (time.perf_counter() - t0))
+        out["seq"] = sequential_rates(c, n_seq, repeats)
         per = n_conc // inflight
         errors: list[BaseException] = []
 
@@ -233,18 +242,8 @@ def core_throughput(server: Path, n_seq: int, repeats: int) -> dict:
     the threads binding's distance from the floor."""
     from bench_instructions import BareCoreClient
 
-    out: dict[str, Any] = {"seq": []}
     with BareCoreClient([sys.executable, str(server)]) as client:
-        assert _text_of(client.call_tool("echo", ECHO_ARGS)) == ECHO_ARGS["text"]
-        for _ in range(300):
-            client.call_tool("echo", ECHO_ARGS)
-        for _ in range(repeats):
-            gc.collect()
-            t0 = time.perf_counter()
-            for _ in range(n_seq):
-                client.call_tool("echo", ECHO_ARGS)
-            out["seq"].append(n_seq / (time.perf_counter() - t0))
-    return out
+        return {"seq": sequential_rates(client, n_seq, repeats)}
 
 
 # =========================================================================================

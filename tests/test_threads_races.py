@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from conftest import Background, children_of, proc_state, run_threads
+from mcp_proto_io._sync._stdio import READER_NAP
 from mcp_proto_io.threads import Client, connect_stdio
 
 from mcp_proto import (
@@ -628,6 +629,59 @@ def test_what_comes_while_nobody_calls_is_read(race_server: list[str]) -> None:
                 == f"late-{rep}"
             assert arrived.wait(5.0), rep
     assert got == [f"late-{rep}" for rep in range(5)]
+
+
+def _wake_ups(native_id: int | None) -> int:
+    """How often the thread ``native_id`` of this process has slept and woken (Linux)."""
+    status = Path(f"/proc/self/task/{native_id}/status").read_text()
+    return int(status.split("voluntary_ctxt_switches:")[1].split()[0])
+
+
+#: A call long enough for the reader thread to nap (it naps once it saw the same caller hold
+#: the role at two looks READER_GRACE apart), ending early in its second nap: unwoken, the
+#: reader would nap on for about 0.4 s after the call.
+LONG_CALL = 0.62
+#: How soon the reader must be up after the caller let go (it is woken, not left to nap).
+WOKEN_WITHIN = 0.1
+
+
+def test_a_long_call_wakes_its_threads_rarely(race_server: list[str]) -> None:
+    """While a call waits long, neither the caller reading for its answer nor the reader
+    thread wakes more than a few times (the caller looks at its call every LEAD_POLL, the
+    reader naps till the caller lets go: at the old 50 and 20 ms, about 12 and 31 wake-ups in
+    this call); the caller that lets go wakes the napping reader at once, which then reads what
+    comes while nobody calls."""
+    got: list[str] = []
+    arrived = threading.Event()
+
+    def on_notification(event: Any) -> None:
+        if isinstance(getattr(event, "data", None), str):
+            got.append(event.data)
+            arrived.set()
+
+    with client_for(race_server, on_notification=on_notification) as client:
+        client.call_tool("echo", {"text": "warm"})
+        conn = client._conn
+        assert conn is not None
+        reader = conn.threads[0]
+        caller = threading.current_thread()
+        for rep in range(2):
+            before = (_wake_ups(caller.native_id), _wake_ups(reader.native_id))
+            text = f"long-{rep}"
+            assert client.call_tool("delay_echo", {"text": text, "delay": LONG_CALL}).text \
+                == text
+            let_go = time.monotonic()
+            caller_wakes = _wake_ups(caller.native_id) - before[0]
+            reader_wakes = _wake_ups(reader.native_id) - before[1]
+            assert caller_wakes <= 8 and reader_wakes <= 12, (rep, caller_wakes, reader_wakes)
+            while conn.rd.napping and time.monotonic() - let_go < READER_NAP:
+                time.sleep(0.005)
+            assert time.monotonic() - let_go < WOKEN_WITHIN, "the napping reader was not woken"
+            arrived.clear()
+            assert client.call_tool("later", {"text": f"late-{rep}", "delay": 0.05}).text \
+                == f"late-{rep}"
+            assert arrived.wait(5.0), rep
+    assert got == ["late-0", "late-1"]
 
 
 def run_script(path: Path, text: str, server: list[str], timeout: float) -> Any:

@@ -41,7 +41,8 @@ from .._tuning import (
 )
 from ._pump import CALL_FROM_CALLBACK, Pump, Waiter
 
-__all__ = ["CLOSE_JOIN", "LEAD_POLL", "READER_GRACE", "WRITE_POLL", "StdioConnection"]
+__all__ = ["CLOSE_JOIN", "LEAD_POLL", "READER_GRACE", "READER_NAP", "WRITE_POLL",
+           "StdioConnection"]
 
 #: Longest wait for the server's stdin to accept bytes before deadlines are checked again.
 WRITE_POLL = 0.05
@@ -50,9 +51,16 @@ WRITE_POLL = 0.05
 #: what arrives while nobody calls (a notification, a server request) waits this long at most.
 READER_GRACE = 0.02
 #: Longest a reading caller waits in ``poll`` before it looks at its call again: an outcome
-#: another thread gave it (a close, a crash, a server gone without EOF) is seen this late at
-#: most.  Its own deadline wakes it on time (the wait is the shorter of the two).
-LEAD_POLL = 0.05
+#: another thread gave it without a byte on stdout (a crash, a server gone without EOF, which
+#: the service thread sees only every PROCESS_POLL_INTERVAL anyway) is seen this late at most.
+#: Its own deadline wakes it on time (the wait is the shorter of the two), and a close stops
+#: the server (EOF at once).  Long, because each look costs a wake-up (about 0.1 ms of CPU on
+#: a small VM): at 50 ms a call waiting 5 s spent 20 ms of CPU on them.
+LEAD_POLL = 0.5
+#: Longest the reader thread naps while one caller holds the read role for long (a long
+#: call): the caller wakes it when it lets go, so this only bounds a look at a server gone
+#: without EOF.  Short naps (READER_GRACE) are for callers that come and go.
+READER_NAP = 0.5
 #: Longest ``close()`` waits for each thread of the connection to end (and for a reading
 #: caller to let go of stdout) before it leaves it to end with the server process.
 CLOSE_JOIN = 5.0
@@ -79,7 +87,7 @@ class _Held:
 class _Reader:
     """The read side: stdout and the read role's bookkeeping (beside ``Pump.reading``)."""
 
-    __slots__ = ("cond", "eof", "fd", "freed_at", "poller", "size")
+    __slots__ = ("cond", "eof", "fd", "freed_at", "napping", "poller", "size")
 
     def __init__(self, fd: int, lock: threading.Lock) -> None:
         self.fd = fd
@@ -87,6 +95,7 @@ class _Reader:
         self.poller.register(fd, select.POLLIN)
         self.size = READ_SIZE  # of the next read (BIG_READ_SIZE while a large message comes)
         self.freed_at = 0.0  # when the role was last given up
+        self.napping = False  # the reader thread naps till the role's holder lets go (wake it)
         self.eof = False  # stdout ended (whoever read it); the reader thread ends the session
         self.cond = threading.Condition(lock)  # the reader thread (and a close) wait here
 
@@ -353,7 +362,7 @@ class StdioConnection(Pump):
             self.callback_ident = None
             self.rd.freed_at = time.monotonic()
             self.handoff = waiting = bool(self.waiters)  # their answers need a reader now
-            if not (waiting or self.rd.eof or self.closed):
+            if not (waiting or self.rd.eof or self.closed or self.rd.napping):
                 return
             self.rd.cond.notify_all()
         if self.closed:  # by one of this holder's callbacks, say: stdout is its to close
@@ -396,7 +405,8 @@ class StdioConnection(Pump):
                 self.cond.notify()
             events = self._drain_locked()
             if leader is not None and not self.waiters and len(events) == 1 \
-                    and events[0][1] is leader and not (out or self.rd.eof or self.closed):
+                    and events[0][1] is leader \
+                    and not (out or self.rd.eof or self.closed or self.rd.napping):
                 # The lone caller's own outcome, and nothing else: no callback to run and
                 # nothing to write on this thread (where a call from a signal handler must
                 # still be refused), so the role is given up in this lock round, not one
@@ -476,19 +486,34 @@ class StdioConnection(Pump):
         """Wait until the reader thread is to read: True when calls wait and nobody reads,
         False when nobody read for READER_GRACE (then it looks at stdout without the role, so
         a caller that comes still reads its own answer); None once nothing is left to read."""
+        rd = self.rd
         with self.lock:
+            held = None  # rd.freed_at when a caller was last seen holding the role
             while True:
-                if self.rd.eof or self._gone or self.closed:
+                if rd.eof or self._gone or self.closed:
                     return None
                 idle = READER_GRACE
                 if not self.reading:
+                    held = None
                     if self.handoff or self.waiters:
                         return True
-                    idle = time.monotonic() - self.rd.freed_at
+                    idle = time.monotonic() - rd.freed_at
                     if idle >= READER_GRACE:
                         return False
+                elif held == rd.freed_at:
+                    # Nobody let go since the last look: one caller holds the role (a long
+                    # call).  Nap till it lets go (it wakes a napping reader), not every
+                    # READER_GRACE.
+                    rd.napping = True
+                    try:
+                        rd.cond.wait(READER_NAP)
+                    finally:
+                        rd.napping = False
+                    continue
+                else:
+                    held = rd.freed_at
                 # A caller reads (or just left): look again after the grace, or when told.
-                self.rd.cond.wait(READER_GRACE - idle if idle < READER_GRACE else READER_GRACE)
+                rd.cond.wait(READER_GRACE - idle if idle < READER_GRACE else READER_GRACE)
 
     def _server_gone(self) -> None:
         """End the session with the server's exit: once, from the stdout reader at EOF or from
