@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from conftest import Background, children_of, proc_state, run_threads
-from mcp_proto_io._sync._stdio import READER_NAP
+from mcp_proto_io._sync import _stdio
 from mcp_proto_io.threads import Client, connect_stdio
 
 from mcp_proto import (
@@ -136,6 +136,8 @@ def ask_client(kind, text):
 def die_half(request_id, mode):
     line = encode(text_result(request_id, "never whole"))
     half = line[: len(line) // 2]
+    if mode == "late":  # a long call first: the client's reader thread naps meanwhile
+        time.sleep(0.6)
     if mode == "stderr-first":
         log("dying half-way")
         write(half)
@@ -466,6 +468,23 @@ def test_server_dies_mid_line_then_restarts(race_server: list[str], mode: str) -
         assert json.loads(client.call_tool("seen").text) == ["echo", "seen"]
 
 
+def test_a_server_dying_in_a_long_call_is_told_at_once(race_server: list[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller that reads EOF in a long call (the reader thread napping meanwhile) wakes
+    the reader, which ends the session: ServerExited comes at once, not after the nap nor
+    the service thread's next look at the process (both made long here)."""
+    monkeypatch.setattr(_stdio, "READER_NAP", TEST_NAP)
+    monkeypatch.setattr(_stdio, "PROCESS_POLL_INTERVAL", TEST_NAP)
+    with client_for(race_server) as client:
+        client.call_tool("echo", {"text": "warm"})
+        t0 = time.monotonic()
+        with pytest.raises(ServerExited) as info:
+            client.call_tool("die_half", {"mode": "late"})
+        took = time.monotonic() - t0
+        assert info.value.exit_code == 7
+        assert took < LONG_CALL + WOKEN_WITHIN, took
+
+
 # -- 5. many threads, answers out of order -----------------------------------------------------
 
 THREADS = 8
@@ -553,7 +572,9 @@ def test_the_role_given_up_with_the_answer_is_free_again(race_server: list[str])
         for rep in range(LEAD_REPS):
             assert client.call_tool("echo", {"text": f"plain-{rep}"}).text == f"plain-{rep}"
             assert (conn.reading, conn.callback_ident) == (False, None), rep
-        assert me not in released
+        # (A call slow enough for the reader thread to nap, 20 ms under a loaded machine,
+        # gives the role up the usual way, which wakes it: a few may.)
+        assert released.count(me) <= LEAD_REPS // 4, released
 
         seen: list[tuple[bool, bool, str]] = []
 
@@ -578,9 +599,8 @@ def test_the_role_given_up_with_the_answer_is_free_again(race_server: list[str])
         for rep in range(ROUNDS):
             results = run_threads(work, 2, timeout=T)
             assert results == {i: [f"t{i}-{k}" for k in range(CALLS * 5)] for i in range(2)}
-            released.clear()
             assert client.call_tool("echo", {"text": f"alone-{rep}"}).text == f"alone-{rep}"
-            assert (conn.reading, conn.callback_ident, me in released) == (False, None, False)
+            assert (conn.reading, conn.callback_ident) == (False, None)
         assert stranded == []
 
 
@@ -638,19 +658,23 @@ def _wake_ups(native_id: int | None) -> int:
 
 
 #: A call long enough for the reader thread to nap (it naps once it saw the same caller hold
-#: the role at two looks READER_GRACE apart), ending early in its second nap: unwoken, the
-#: reader would nap on for about 0.4 s after the call.
+#: the role at two looks READER_GRACE apart).
 LONG_CALL = 0.62
+#: The reader's nap in that test: far longer than the call, so an unwoken reader would still
+#: nap long after it, wherever its naps fell.
+TEST_NAP = 5.0
 #: How soon the reader must be up after the caller let go (it is woken, not left to nap).
-WOKEN_WITHIN = 0.1
+WOKEN_WITHIN = 0.5
 
 
-def test_a_long_call_wakes_its_threads_rarely(race_server: list[str]) -> None:
+def test_a_long_call_wakes_its_threads_rarely(race_server: list[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """While a call waits long, neither the caller reading for its answer nor the reader
     thread wakes more than a few times (the caller looks at its call every LEAD_POLL, the
     reader naps till the caller lets go: at the old 50 and 20 ms, about 12 and 31 wake-ups in
     this call); the caller that lets go wakes the napping reader at once, which then reads what
     comes while nobody calls."""
+    monkeypatch.setattr(_stdio, "READER_NAP", TEST_NAP)
     got: list[str] = []
     arrived = threading.Event()
 
@@ -674,7 +698,7 @@ def test_a_long_call_wakes_its_threads_rarely(race_server: list[str]) -> None:
             caller_wakes = _wake_ups(caller.native_id) - before[0]
             reader_wakes = _wake_ups(reader.native_id) - before[1]
             assert caller_wakes <= 8 and reader_wakes <= 12, (rep, caller_wakes, reader_wakes)
-            while conn.rd.napping and time.monotonic() - let_go < READER_NAP:
+            while conn.rd.napping and time.monotonic() - let_go < TEST_NAP:
                 time.sleep(0.005)
             assert time.monotonic() - let_go < WOKEN_WITHIN, "the napping reader was not woken"
             arrived.clear()

@@ -51,12 +51,13 @@ WRITE_POLL = 0.05
 #: what arrives while nobody calls (a notification, a server request) waits this long at most.
 READER_GRACE = 0.02
 #: Longest a reading caller waits in ``poll`` before it looks at its call again: an outcome
-#: another thread gave it without a byte on stdout (a crash, a server gone without EOF, which
-#: the service thread sees only every PROCESS_POLL_INTERVAL anyway) is seen this late at most.
-#: Its own deadline wakes it on time (the wait is the shorter of the two), and a close stops
-#: the server (EOF at once).  Long, because each look costs a wake-up (about 0.1 ms of CPU on
-#: a small VM): at 50 ms a call waiting 5 s spent 20 ms of CPU on them.
-LEAD_POLL = 0.5
+#: another thread gave it without a byte on stdout (a close while the server lingers after
+#: its stdin closed, a crash, a server gone without EOF) is seen this late at most.  Its own
+#: deadline wakes it on time (the wait is the shorter of the two), and a close of a server
+#: that exits at once brings EOF at once.  Not shorter, because each look costs a wake-up
+#: (about 0.1 ms of CPU on a small VM: at 50 ms a call waiting 5 s spent 20 ms of CPU on
+#: them); not longer, because a close from another thread may wait this long.
+LEAD_POLL = 0.2
 #: Longest the reader thread naps while one caller holds the read role for long (a long
 #: call): the caller wakes it when it lets go, so this only bounds a look at a server gone
 #: without EOF.  Short naps (READER_GRACE) are for callers that come and go.
@@ -280,6 +281,12 @@ class StdioConnection(Pump):
             timeout = min(timeout, LEAD_POLL)
             if main:
                 held.critical = False
+                if held.close or held.pending is not None:
+                    # What came inside the session's work (in start() or the last read) runs
+                    # now, before a poll that may last LEAD_POLL.
+                    self._run_held()
+                    held.critical = True
+                    continue
             ready = poll(timeout * 1000.0 if timeout > 0 else 0)
             if main:
                 held.critical = True
@@ -296,9 +303,6 @@ class StdioConnection(Pump):
                     raise  # (SystemExit, an alarm's exception) the caller's, as it came
                 traceback.print_exc()
                 return  # this call too ends with the ConnectionLost the others get
-            if main and (held.close or held.pending is not None):
-                self._run_held()
-                held.critical = True
 
     # -- SIGINT (and close) on the main thread ------------------------------------------------
 
@@ -378,6 +382,7 @@ class StdioConnection(Pump):
         if not data:
             with self.lock:
                 rd.eof = True
+                rd.cond.notify_all()  # the reader thread ends the session: now, not after a nap
             return None
         rd.size = BIG_READ_SIZE if len(data) >= READ_SIZE else READ_SIZE
         return data
