@@ -468,6 +468,22 @@ def test_server_dies_mid_line_then_restarts(race_server: list[str], mode: str) -
         assert json.loads(client.call_tool("seen").text) == ["echo", "seen"]
 
 
+def _wake_ups(native_id: int | None) -> int:
+    """How often the thread ``native_id`` of this process has slept and woken (Linux)."""
+    status = Path(f"/proc/self/task/{native_id}/status").read_text()
+    return int(status.split("voluntary_ctxt_switches:")[1].split()[0])
+
+
+#: A call long enough for the reader thread to nap (it naps once it saw the same caller hold
+#: the role at two looks READER_GRACE apart; the race server's "late" death comes as late).
+LONG_CALL = 0.62
+#: The reader's nap in the tests that need one: far longer than the call, so an unwoken
+#: reader would still nap long after it, wherever its naps fell.
+TEST_NAP = 5.0
+#: How soon the reader must be up after the caller let go (it is woken, not left to nap).
+WOKEN_WITHIN = 0.5
+
+
 def test_a_server_dying_in_a_long_call_is_told_at_once(race_server: list[str],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The caller that reads EOF in a long call (the reader thread napping meanwhile) wakes
@@ -541,12 +557,13 @@ def test_a_caller_waiting_alone_reads_its_own_answer(race_server: list[str]) -> 
 
 
 def test_the_role_given_up_with_the_answer_is_free_again(race_server: list[str]) -> None:
-    """A lone caller whose read brought its own answer and nothing else gives the role up in
-    that read's lock round (``_release_role`` does not run on its thread, the role is free
-    when it returns); a read that also brings a callback keeps the role while the callback
-    runs (on the caller's thread, a call from it refused); and however two threads calling
-    back to back interleave, a read that left calls waiting left someone reading or the
-    hand-off flagged, every call gets its own answer and the role is free afterwards."""
+    """A lone caller whose read brought its own answer and nothing else gives the role up in that
+    read's lock round (``_release_role`` does not run on its thread, but for a call slow
+    enough for the reader to nap; the role is free when it returns); a read that also brings
+    a callback keeps the role while the callback runs (on the caller's thread, a call from
+    it refused); and however two threads calling back to back interleave, a read that left
+    calls waiting left someone reading or the hand-off flagged, every call gets its own
+    answer and the role is free afterwards."""
     me = threading.get_ident()
     with client_for(race_server) as client:
         client.call_tool("echo", {"text": "warm"})
@@ -649,22 +666,6 @@ def test_what_comes_while_nobody_calls_is_read(race_server: list[str]) -> None:
                 == f"late-{rep}"
             assert arrived.wait(5.0), rep
     assert got == [f"late-{rep}" for rep in range(5)]
-
-
-def _wake_ups(native_id: int | None) -> int:
-    """How often the thread ``native_id`` of this process has slept and woken (Linux)."""
-    status = Path(f"/proc/self/task/{native_id}/status").read_text()
-    return int(status.split("voluntary_ctxt_switches:")[1].split()[0])
-
-
-#: A call long enough for the reader thread to nap (it naps once it saw the same caller hold
-#: the role at two looks READER_GRACE apart).
-LONG_CALL = 0.62
-#: The reader's nap in that test: far longer than the call, so an unwoken reader would still
-#: nap long after it, wherever its naps fell.
-TEST_NAP = 5.0
-#: How soon the reader must be up after the caller let go (it is woken, not left to nap).
-WOKEN_WITHIN = 0.5
 
 
 def test_a_long_call_wakes_its_threads_rarely(race_server: list[str],

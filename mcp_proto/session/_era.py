@@ -123,6 +123,13 @@ class _Refresh(Answer):
         self.era.refresh_failed(error)
 
 
+def _supported_of(error: MCPError) -> list[str] | None:
+    """The versions a -32022 (UnsupportedProtocolVersion) names, or None for another error."""
+    if not (isinstance(error, RpcError) and error.code == -32022):
+        return None
+    return UnsupportedProtocolVersion(error.code, error.message, error.data).supported
+
+
 class EraChoice:
     """The opening of one session: probe, fallback, handshake, remembered discovery.
 
@@ -241,7 +248,7 @@ class EraChoice:
                 # -32022 that says nothing of the time the opening had.  (A probe already
                 # due, when the clock comes late, is left to expire.)
                 self._wire.postpone([q.rid for q in self._wire.pending.values()
-                                     if type(q.answer) is _Probe and q.deadline > now],
+                                     if self.is_probe(q) and q.deadline > now],
                                     handshake.deadline)
 
     def postpone(self, until: float) -> None:
@@ -319,9 +326,8 @@ class EraChoice:
             return
         self.fallback_at = None
         wire = self._wire
-        if isinstance(error, RpcError) and error.code == -32022:
-            supported = UnsupportedProtocolVersion(error.code, error.message,
-                                                   error.data).supported
+        supported = _supported_of(error)
+        if supported is not None:
             mutual = [v for v in self.modern_versions if v in supported]
             if mutual and not p.retried:  # V-11: retry once with a new id
                 retry = self.send_discover(wire.take_id(), p.handle, mutual[0], wire.now,
@@ -352,10 +358,8 @@ class EraChoice:
 
     def _refused_as_modern(self, error: MCPError) -> bool:
         """Whether ``error`` is a -32022 naming a 2026-07-28 version this client speaks."""
-        if not (isinstance(error, RpcError) and error.code == -32022):
-            return False
-        supported = UnsupportedProtocolVersion(error.code, error.message, error.data).supported
-        return any(v in supported for v in self.modern_versions)
+        supported = _supported_of(error)
+        return supported is not None and any(v in supported for v in self.modern_versions)
 
     def _other_opening(self, exclude: Pending) -> Pending | None:
         for q in self._wire.pending.values():

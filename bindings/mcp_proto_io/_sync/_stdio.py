@@ -362,15 +362,20 @@ class StdioConnection(Pump):
         calls still wait for answers.  A lone caller whose read ended its call and nothing else
         gives it up in that read's lock round instead (:meth:`_take`)."""
         with self.lock:
-            self.reading = False
-            self.callback_ident = None
-            self.rd.freed_at = time.monotonic()
-            self.handoff = waiting = bool(self.waiters)  # their answers need a reader now
-            if not (waiting or self.rd.eof or self.closed or self.rd.napping):
+            self._let_go_locked(time.monotonic())
+            if not (self.handoff or self.rd.eof or self.closed or self.rd.napping):
                 return
             self.rd.cond.notify_all()
         if self.closed:  # by one of this holder's callbacks, say: stdout is its to close
             self._close_stdout()
+
+    def _let_go_locked(self, now: float) -> None:
+        """The read role is given up at ``now`` (under the lock): ``handoff`` says whether calls
+        still wait for answers, which then need a reader."""
+        self.reading = False
+        self.callback_ident = None
+        self.rd.freed_at = now
+        self.handoff = bool(self.waiters)
 
     def _read(self) -> bytes | None:
         """What stdout has (the role's holder, after poll said so); None at EOF."""
@@ -417,10 +422,7 @@ class StdioConnection(Pump):
                 # still be refused), so the role is given up in this lock round, not one
                 # more.  (``freed_at`` from before the parse: the reader thread's grace may
                 # end sooner after a large answer, which only makes it look sooner.)
-                self.reading = False
-                self.callback_ident = None
-                self.rd.freed_at = now
-                self.handoff = False
+                self._let_go_locked(now)
         if events:
             self._dispatch(events)
         if out:
