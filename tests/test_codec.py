@@ -320,6 +320,27 @@ def test_a_builder_takes_every_field_in_order() -> None:
         _fields_of(CallToolResult))
 
 
+def test_a_builder_runs_no_constructor_a_base_brings() -> None:
+    class Base:  # a slotted base whose constructors a build must not run (nor trip over)
+        __slots__ = ()
+
+        def __new__(cls, *args: object) -> Base:
+            raise AssertionError("the builder called the base's __new__")
+
+        def __init__(self, *args: object) -> None:
+            raise AssertionError("the builder called the base's __init__")
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Child(Base):
+        a: int
+        b: str
+
+    built = builder(Child)(1, "x")
+    assert type(built) is Child and (built.a, built.b) == (1, "x")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.a = 2  # type: ignore[misc]
+
+
 def test_builders_refuse_what_they_cannot_build() -> None:
     @dataclasses.dataclass(frozen=True)
     class Plain:

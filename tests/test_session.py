@@ -303,6 +303,40 @@ def test_g01_client_ping_completes_with_none() -> None:
     assert one_event(pair) == Completed(handle=handle, value=None)
 
 
+def _three_outcomes(pair: Pair) -> None:
+    """A ping answered, a tool call failed, a log line: three events queued, in that order."""
+    ping = pair.session.ping(now=pair.now)
+    call = pair.session.call_tool("t", now=pair.now)
+    sent = pair.sent()
+    pair.reply(sent[0], {})
+    pair.reply_error(sent[1], -32602, "no such tool")
+    pair.notify("notifications/message", {"level": "info", "data": "hi"})
+    assert [ping.id, call.id] == [m["id"] for m in sent]
+
+
+def test_take_events_gives_what_next_event_gives_in_one_call() -> None:
+    one, batch = ready_pair(server_caps={"tools": {}}), ready_pair(server_caps={"tools": {}})
+    seen: list[Any] = []
+
+    class Tap:  # a telemetry stand-in: what it is told of events (every other hook a no-op)
+        def on_event(self, event: Any, now: float) -> None:
+            seen.append(event)
+
+        def __getattr__(self, name: str) -> Any:
+            return lambda *args, **kwargs: None
+
+    _three_outcomes(one)
+    _three_outcomes(batch)
+    expected = one.events()
+    assert [type(e) for e in expected] == [Completed, Failed, LogMessage]
+    batch.session.instrument(Tap())  # type: ignore[arg-type]
+    taken = batch.session.take_events()
+    # The same events (errors compare by their text), each told to the telemetry once.
+    assert [repr(e) for e in taken] == [repr(e) for e in expected]
+    assert [repr(e) for e in seen] == [repr(e) for e in expected] and seen == list(taken)
+    assert batch.session.take_events() == () and batch.session.next_event() is None
+
+
 # -- ids and stray responses (J-02, edge 2, edge 3) --------------------------------------------
 
 

@@ -944,3 +944,95 @@ def test_a_bug_while_a_caller_reads_fails_every_call(race_server: list[str],
         assert all(isinstance(r, ConnectionLost) and "internal error" in str(r)
                    for r in results.values()), results
         assert client.call_tool("echo", {"text": "again"}).text == "again"
+
+
+# -- 7. the write side: requests larger than the pipe, and the waiter's lock used again -------
+
+BIG_TEXT = 1 << 20  # characters of a request argument: 16 times the pipe's 64 KiB
+BIG_CALLS = 4
+
+
+class _Dribbling:
+    """``os`` for the binding, but each write takes at most 4 KiB and waits for room instead
+    of refusing (a pipe that takes a large request in many small pieces, never full): the
+    caller's own write loop then finishes a request, which a real pipe leaves to timing."""
+
+    PIECE = 4096
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    @staticmethod
+    def write(fd: int, data: Any) -> int:
+        import select  # noqa: PLC0415
+
+        for _ in range(10_000):  # bounded: 10,000 waits of at most 10 ms
+            try:
+                return os.write(fd, data[:_Dribbling.PIECE])
+            except BlockingIOError:
+                select.select([], [fd], [], 0.01)
+        raise BlockingIOError("the server read nothing for 100 s")
+
+
+@pytest.mark.parametrize("pipe", ["real", "dribbling"])
+def test_requests_larger_than_the_pipe_are_written_whole(race_server: list[str], pipe: str,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """A request the pipe cannot take at once (1 MiB, the server reading as it comes) is
+    written by the caller as far as the pipe takes it and finished by the service thread (or,
+    ``dribbling``, by the caller's own loop), whole and once, from one caller (who takes its
+    own output as it starts the call) and from four at a time (who queue behind each other's
+    writes): every answer is its own text, and a small call after them still gets its
+    answer."""
+    if pipe == "dribbling":
+        monkeypatch.setattr(_stdio, "os", _Dribbling())
+    with client_for(race_server) as client:
+        for rep in range(BIG_CALLS):
+            text = f"{rep}:" + "x" * BIG_TEXT
+            assert client.call_tool("echo", {"text": text}).text == text, rep
+
+        def work(i: int) -> list[bool]:
+            return [client.call_tool("echo", {"text": (t := f"{i}-{k}:" + "y" * BIG_TEXT)}
+                                     ).text == t for k in range(BIG_CALLS)]
+
+        assert run_threads(work, 4, timeout=T * 2) == {i: [True] * BIG_CALLS for i in range(4)}
+        assert client.call_tool("echo", {"text": "small"}).text == "small"
+
+
+def test_a_finished_calls_lock_serves_the_next(race_server: list[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The waiter of a call whose caller took its outcome gives its (held) lock to the next
+    call's waiter: sequential calls make no lock of their own after the first, and the locks
+    passed on between threads in bursts of eight still wake each caller with its own answer
+    (a lock released twice, or shared by two waiters, would give one caller another's)."""
+    from mcp_proto_io._sync import _pump  # noqa: PLC0415
+
+    made = [0]
+    real = _pump._thread.allocate_lock
+
+    def counted() -> Any:
+        made[0] += 1
+        return real()
+
+    with client_for(race_server) as client:
+        client.call_tool("echo", {"text": "warm"})
+        monkeypatch.setattr(_pump, "_thread", type("T", (), {
+            "allocate_lock": staticmethod(counted), "get_ident": _pump._thread.get_ident,
+            "LockType": _pump._thread.LockType}))
+        for k in range(CALLS):
+            assert client.call_tool("echo", {"text": f"seq-{k}"}).text == f"seq-{k}"
+        assert made[0] == 0  # the warm-up call's lock served all of them
+        for round_ in range(ROUNDS):
+
+            def work(i: int, round_: int = round_) -> list[str]:
+                return [client.call_tool("gather", {"text": f"r{round_}-t{i}-{k}"}).text
+                        for k in range(CALLS)]
+
+            results = run_threads(work, THREADS, timeout=T * 2)
+            for i in range(THREADS):
+                assert results[i] == [f"r{round_}-t{i}-{k}" for k in range(CALLS)], i
+            assert client.call_tool("echo", {"text": f"after-{round_}"}).text \
+                == f"after-{round_}"
+        # Eight callers at a time need eight locks, but passed on they need far fewer than
+        # one a call.
+        assert made[0] < ROUNDS * THREADS * CALLS // 2, made[0]

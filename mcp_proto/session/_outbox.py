@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 from ..wire._jsonrpc import RequestId
 from ._operations import ListWalk, TaskRun
 
-__all__ = ["DEADLINE_SLACK", "Answer", "Pending", "SessionStats", "Wire"]
+__all__ = ["DEADLINE_SLACK", "Answer", "Pending", "SessionStats", "Wire", "new_pending"]
 
 #: Stale deadline entries tolerated beyond twice the live requests before the heap is rebuilt
 #: (progress and postponement push a new entry and leave the old one): a rebuild is then rare,
@@ -124,7 +124,7 @@ class _Tapped(Answer):
 
 
 class Pending:
-    """One request awaiting its response."""
+    """One request awaiting its response; made by :func:`new_pending`."""
 
     __slots__ = (
         "answer",
@@ -146,35 +146,59 @@ class Pending:
         "total_timeout",
         "walk",
     )
-
-    def __init__(self, rid: int, handle: RequestHandle[Any], method: str,
-                 parse: Callable[[dict[str, Any]], Any], answer: Answer,
-                 walk: ListWalk | None, progress: bool, idle_timeout: float,
-                 total_timeout: float, total_deadline: float, deadline: float) -> None:
-        self.rid = rid  # its JSON-RPC id
-        self.handle = handle
-        self.method = method
-        self.parse = parse
-        self.answer = answer
-        self.walk = walk
-        self.progress = progress
-        self.idle_timeout = idle_timeout
-        self.total_timeout = total_timeout
-        self.total_deadline = total_deadline
-        self.deadline = deadline
-        self.last_progress: float | None = None
-        self.params: dict[str, Any] | None = None  # as sent, without _meta (for retries)
-        self.base_params: dict[str, Any] | None = None  # as the caller gave them (MRTR)
-        self.rounds = 0  # MRTR rounds so far (section 7)
-        self.retried = False  # a -32022 / invalid-cursor retry was made (at most one)
-        self.run: TaskRun | None = None  # a task's own request: the task it serves
-        self.task_mode: str | None = None  # tools/call: "legacy" (sent with task) / "modern"
+    rid: int  # its JSON-RPC id
+    handle: RequestHandle[Any]
+    method: str
+    parse: Callable[[dict[str, Any]], Any]
+    answer: Answer
+    walk: ListWalk | None
+    progress: bool
+    idle_timeout: float
+    total_timeout: float
+    total_deadline: float
+    deadline: float
+    last_progress: float | None
+    params: dict[str, Any] | None  # as sent, without _meta (for retries)
+    base_params: dict[str, Any] | None  # as the caller gave them (MRTR)
+    rounds: int  # MRTR rounds so far (section 7)
+    retried: bool  # a -32022 / invalid-cursor retry was made (at most one)
+    run: TaskRun | None  # a task's own request: the task it serves
+    task_mode: str | None  # tools/call: "legacy" (sent with task) / "modern"
 
     def timeout_error(self) -> RequestTimeout:
         """The error of this request's deadline: the total one, or the idle one."""
         if self.deadline >= self.total_deadline:
             return RequestTimeout(self.method, self.total_timeout, "total")
         return RequestTimeout(self.method, self.idle_timeout, "idle")
+
+
+def new_pending(rid: int, handle: RequestHandle[Any], method: str,
+                parse: Callable[[dict[str, Any]], Any], answer: Answer, walk: ListWalk | None,
+                progress: bool, idle_timeout: float, total_timeout: float,
+                total_deadline: float, deadline: float,
+                params: dict[str, Any] | None) -> Pending:
+    """A pending request, not yet retried, in no MRTR round, no task's.  (A function, not
+    ``Pending.__init__``: a class's own ``__init__`` costs about 0.15 us more a request.)"""
+    p = Pending()
+    p.rid = rid
+    p.handle = handle
+    p.method = method
+    p.parse = parse
+    p.answer = answer
+    p.walk = walk
+    p.progress = progress
+    p.idle_timeout = idle_timeout
+    p.total_timeout = total_timeout
+    p.total_deadline = total_deadline
+    p.deadline = deadline
+    p.last_progress = None
+    p.params = params
+    p.base_params = None
+    p.rounds = 0
+    p.retried = False
+    p.run = None
+    p.task_mode = None
+    return p
 
 
 class Wire:
@@ -326,10 +350,11 @@ class Wire:
             if tap is not None:
                 tap.unsent(rid, handle, error, now)
             raise error from None
-        deadline = min(now + idle, total_deadline)
-        p = self.pending[rid] = Pending(rid, handle, method, parse, answer, walk, progress,
-                                        idle, total, total_deadline, deadline)
-        p.params = params
+        deadline = now + idle  # min(now + idle, total_deadline): min() costs 0.1 us more
+        if total_deadline < deadline:  # noqa: PLR1730
+            deadline = total_deadline
+        p = self.pending[rid] = new_pending(rid, handle, method, parse, answer, walk, progress,
+                                            idle, total, total_deadline, deadline, params)
         if deadline != _INF:
             heappush(self.timers, (deadline, rid))
         out = self.out

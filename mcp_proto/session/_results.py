@@ -23,7 +23,8 @@ from .._errors import (
     RpcError,
 )
 from .._events import Failed, RequestHandle, make_completed, make_handle
-from .._types import Tool
+from .._tasks import Task, parse_task
+from .._types import CallToolResult, Tool, parse_call_tool_result
 from ._cache import MISS, ResponseCache
 from ._era import EraChoice
 from ._modern import CACHEABLE, MRTR_METHODS, mcp_header_params, ttl_seconds
@@ -31,10 +32,10 @@ from ._mrtr import InputGathering
 from ._operations import ListWalk, raw_result
 from ._outbox import Answer, Pending, Wire
 from ._server_requests import INVALID_PARAMS
-from ._state import State, allowed_to_send
+from ._state import CLOSED, READY, State, allowed_to_send
 from ._task_runner import TaskRunner
 
-__all__ = ["OperationHost", "Operations"]
+__all__ = ["OperationHost", "Operations", "TaskOperations"]
 
 
 
@@ -80,8 +81,8 @@ class Operations(Answer):
         ``capability`` (L-07); as :meth:`Wire.request` for bad params or timeouts."""
         owner = self._owner
         state = owner.state
-        if state is not State.READY and not allowed_to_send(state, method):
-            if state is State.CLOSED:
+        if state is not READY and not allowed_to_send(state, method):
+            if state is CLOSED:
                 if owner.closed_error is None:  # closed by the host
                     raise ConnectionClosed(f"cannot send {method}: the session is closed")
                 raise ConnectionLost(f"cannot send {method}: the session is closed "
@@ -233,3 +234,88 @@ class Operations(Answer):
                             p.total_timeout, p.parse, self, walk=walk,
                             total_deadline=p.total_deadline, idle_timeout=p.idle_timeout)
         page.retried = p.retried  # the walk restarts at most once (S-02)
+
+
+class TaskOperations:
+    """The tasks operations of :class:`ClientSession` (section 9; which provides what this
+    class declares): whether a tool call must be a task, the server's tasks listed, one got or
+    cancelled, a task another session created polled to its end.  The running of tasks is
+    :class:`~._task_runner.TaskRunner`'s."""
+
+    __slots__ = ()
+
+    state: State
+    era: str | None
+    server_capabilities: dict[str, Any]
+    _op: Operations
+    _wire: Wire
+    _tasks: TaskRunner
+
+    def task_support_unknown(self, name: str) -> bool:
+        """Whether :meth:`call_tool` cannot yet tell if ``name`` must run as a task: the
+        server runs tool calls as tasks (2025-11-25) but the tool's ``execution.taskSupport``
+        is not known (no :meth:`list_tools` has listed it).  A binding lists the tools first,
+        so a ``required`` tool is never called plainly (TK-01)."""
+        tasks = self._tasks  # (asked before every call: no call of a server without tasks)
+        return (tasks.caps_read is not self.server_capabilities or tasks.calls_as_tasks) \
+            and tasks.support_unknown(name)
+
+    def list_tasks(self, *, now: float, timeout: float | None = None) -> RequestHandle[list[Task]]:
+        """Every task of the server (2025-11-25 ``tasks/list``, all pages; TK-05).  Completes
+        with ``list[Task]``.  Raises :class:`LocalProtocolError` in 2026-07-28 (the extension
+        has no list) or if the server did not declare ``tasks.list``."""
+        if self.era == "modern":
+            raise LocalProtocolError("the 2026 tasks extension has no tasks/list (TX-01)")
+        if self.state is State.READY and not self._tasks.server_tasks("list"):
+            raise LocalProtocolError("the server did not declare tasks.list (TK-05)")
+        limits = self._wire.limits
+        walk = ListWalk("tasks/list", "tasks",
+                        lambda item: parse_task(item, modern=False, where="tasks/list"),
+                        max_pages=limits.max_pages, max_items=limits.max_list_items)
+        return self._op.request("tasks/list", None, now, timeout, raw_result, walk=walk)
+
+    def get_task(self, task_id: str, *, now: float,
+                 timeout: float | None = None) -> RequestHandle[Task]:
+        """One ``tasks/get``: completes with the :class:`Task` as the server describes it
+        now; -32602 (unknown or purged) fails with :class:`RpcError`."""
+        modern = self.era == "modern"
+        self._tasks.check("tasks/get")
+        return self._op.request("tasks/get", {"taskId": task_id}, now, timeout,
+                             lambda r: parse_task(r, modern=modern, where="tasks/get"))
+
+    def cancel_task(self, task_id: str, *, now: float,
+                    timeout: float | None = None) -> RequestHandle[Task | None]:
+        """``tasks/cancel`` (TK-05 / TX-06).  Completes with the final :class:`Task`
+        (2025-11-25) or None (2026: an acknowledgement; the task may still end otherwise).
+        A call of this session polling that task goes on until the task is terminal.  A
+        terminal or unknown task fails with :class:`RpcError` (-32602)."""
+        modern = self.era == "modern"
+
+        def parse(result: dict[str, Any]) -> Task | None:
+            if modern:
+                return None
+            task = parse_task(result, modern=False, where="tasks/cancel")
+            self._tasks.cancelled(task_id, task, result)
+            return task
+
+        self._tasks.check("tasks/cancel")
+        return self._op.request("tasks/cancel", {"taskId": task_id}, now, timeout, parse)
+
+    def resume_task(self, task_id: str, *, now: float,
+                    timeout: float | None = None) -> RequestHandle[CallToolResult]:
+        """Poll a tool call's task that another session created (TX-09: a task id kept
+        across a restart) to its end, as if this session had made the call: completes with
+        its ``CallToolResult`` (or fails with its error, :class:`TaskCancelled` or
+        :class:`TaskNotFound`), with :class:`TaskStatus` events on the way.  Progress of the
+        old request is not seen (its token belonged to the old session).  Raises
+        :class:`LocalProtocolError` before Ready or without tasks support."""
+        if self.state is not State.READY:
+            raise LocalProtocolError("resume_task needs a ready session")
+        self._tasks.check("tasks/get")
+        if task_id in self._tasks.run_ids:
+            raise LocalProtocolError(f"task {task_id!r} is already being polled")
+        total = self._wire.limits.request_timeout if timeout is None else timeout
+        handle: RequestHandle[Any] = RequestHandle(self._wire.take_id(), "tools/call")
+        self._wire.now = now
+        self._tasks.resume(handle, task_id, parse_call_tool_result, now, total)
+        return handle

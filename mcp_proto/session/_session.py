@@ -35,7 +35,7 @@ from .._errors import (
 )
 from .._events import LOG_LEVELS, Closed, Event, Failed, Ready, RequestHandle
 from .._limits import Limits
-from .._tasks import TASKS_EXTENSION, Task, parse_task
+from .._tasks import TASKS_EXTENSION
 from .._types import (
     CallToolResult,
     CompleteResult,
@@ -63,13 +63,13 @@ from ._inbox import Inbox
 from ._listen import Subscriptions
 from ._modern import Discovered, request_meta
 from ._mrtr import InputGathering
-from ._operations import ListWalk, no_result, raw_result
+from ._operations import no_result, raw_result
 from ._outbox import SessionStats, Wire
 from ._receiver import TaskReceiver, TaskStore, receiver_capabilities
-from ._results import Operations
+from ._results import Operations, TaskOperations
 from ._server_requests import INTERNAL_ERROR, MAX_HANDLER_MESSAGE, ServerRequests
 from ._skill_ops import SkillOperations
-from ._state import Input, State, transition
+from ._state import CLOSED, Input, State, transition
 from ._task_runner import TaskRunner
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ _LOG_LEVELS = frozenset(LOG_LEVELS)
 
 
 
-class ClientSession(SkillOperations):
+class ClientSession(SkillOperations, TaskOperations):
     """An MCP client session over a byte stream (stdio), in either era.
 
     ``client_info`` is sent with the handshake (legacy) or with every request (modern, unless
@@ -164,7 +164,12 @@ class ClientSession(SkillOperations):
         """Bytes to write to the server's stdin now (possibly empty).  Call after every
         operation *and* after every :meth:`receive_data`: receiving can create output (a ping
         answer, an error for an unknown request)."""
-        return self._wire.data_to_send()
+        wire = self._wire  # wire.data_to_send(), inlined (twice a call in a binding)
+        out = wire.out
+        if not out:
+            return b""
+        wire.out = []
+        return b"".join(out)
 
     def messages_to_send(self) -> list[tuple[dict[str, Any], bytes]]:
         """For a message-oriented transport (HTTP): each message to send, as its wire object
@@ -243,6 +248,21 @@ class ClientSession(SkillOperations):
             wire.tap.on_event(event, wire.now)
         return event
 
+    def take_events(self) -> tuple[Event, ...]:
+        """Every event queued, in order (``()`` when none): what :meth:`next_event` would give
+        one by one until ``None``, in one call (a binding that takes them all under a lock
+        and handles them after)."""
+        wire = self._wire
+        events = wire.events
+        if not events:
+            return ()
+        taken = tuple(events)
+        events.clear()
+        if wire.tap is not None:
+            for event in taken:
+                wire.tap.on_event(event, wire.now)
+        return taken
+
     def instrument(self, telemetry: Telemetry | None) -> None:
         """Let ``telemetry`` watch this session (OpenTelemetry by the MCP conventions: see
         :mod:`mcp_proto._telemetry`); None stops it.  Set before the first request: an
@@ -256,7 +276,13 @@ class ClientSession(SkillOperations):
 
     def next_deadline(self) -> float | None:
         """When :meth:`handle_timeout` must next be called (same clock as ``now``), or None."""
-        deadline = self._wire.soonest()
+        wire = self._wire
+        timers = wire.timers  # wire.soonest(), inlined where the heap's top is live (usually)
+        if timers and (p := wire.pending.get((top := timers[0])[1])) is not None \
+                and p.deadline == top[0]:
+            deadline: float | None = top[0]
+        else:
+            deadline = wire.soonest()
         other = self._era.fallback_at
         if other is not None and (deadline is None or other < deadline):
             deadline = other
@@ -292,7 +318,7 @@ class ClientSession(SkillOperations):
         """Take bytes the server wrote.  Complete lines are processed at once; events and
         output are queued.  Never raises for anything the server sent: bad input becomes a
         :class:`BadMessage` event or fails the one request it answered."""
-        if self.state is State.CLOSED:
+        if self.state is CLOSED:
             return
         self._wire.now = now
         self._inbox.take(data, now)
@@ -732,77 +758,6 @@ class ClientSession(SkillOperations):
             except LocalProtocolError as exc:
                 message = f"client handler returned no JSON: {exc}"
         return self.respond_error(request_id, INTERNAL_ERROR, message[:MAX_HANDLER_MESSAGE])
-
-    # -- tasks (section 9) -------------------------------------------------------------------
-
-    def task_support_unknown(self, name: str) -> bool:
-        """Whether :meth:`call_tool` cannot yet tell if ``name`` must run as a task: the
-        server runs tool calls as tasks (2025-11-25) but the tool's ``execution.taskSupport``
-        is not known (no :meth:`list_tools` has listed it).  A binding lists the tools first,
-        so a ``required`` tool is never called plainly (TK-01)."""
-        tasks = self._tasks  # (asked before every call: no call of a server without tasks)
-        return (tasks.caps_read is not self.server_capabilities or tasks.calls_as_tasks) \
-            and tasks.support_unknown(name)
-
-    def list_tasks(self, *, now: float, timeout: float | None = None) -> RequestHandle[list[Task]]:
-        """Every task of the server (2025-11-25 ``tasks/list``, all pages; TK-05).  Completes
-        with ``list[Task]``.  Raises :class:`LocalProtocolError` in 2026-07-28 (the extension
-        has no list) or if the server did not declare ``tasks.list``."""
-        if self.era == "modern":
-            raise LocalProtocolError("the 2026 tasks extension has no tasks/list (TX-01)")
-        if self.state is State.READY and not self._tasks.server_tasks("list"):
-            raise LocalProtocolError("the server did not declare tasks.list (TK-05)")
-        limits = self._wire.limits
-        walk = ListWalk("tasks/list", "tasks",
-                        lambda item: parse_task(item, modern=False, where="tasks/list"),
-                        max_pages=limits.max_pages, max_items=limits.max_list_items)
-        return self._op.request("tasks/list", None, now, timeout, raw_result, walk=walk)
-
-    def get_task(self, task_id: str, *, now: float,
-                 timeout: float | None = None) -> RequestHandle[Task]:
-        """One ``tasks/get``: completes with the :class:`Task` as the server describes it
-        now; -32602 (unknown or purged) fails with :class:`RpcError`."""
-        modern = self.era == "modern"
-        self._tasks.check("tasks/get")
-        return self._op.request("tasks/get", {"taskId": task_id}, now, timeout,
-                             lambda r: parse_task(r, modern=modern, where="tasks/get"))
-
-    def cancel_task(self, task_id: str, *, now: float,
-                    timeout: float | None = None) -> RequestHandle[Task | None]:
-        """``tasks/cancel`` (TK-05 / TX-06).  Completes with the final :class:`Task`
-        (2025-11-25) or None (2026: an acknowledgement; the task may still end otherwise).
-        A call of this session polling that task goes on until the task is terminal.  A
-        terminal or unknown task fails with :class:`RpcError` (-32602)."""
-        modern = self.era == "modern"
-
-        def parse(result: dict[str, Any]) -> Task | None:
-            if modern:
-                return None
-            task = parse_task(result, modern=False, where="tasks/cancel")
-            self._tasks.cancelled(task_id, task, result)
-            return task
-
-        self._tasks.check("tasks/cancel")
-        return self._op.request("tasks/cancel", {"taskId": task_id}, now, timeout, parse)
-
-    def resume_task(self, task_id: str, *, now: float,
-                    timeout: float | None = None) -> RequestHandle[CallToolResult]:
-        """Poll a tool call's task that another session created (TX-09: a task id kept
-        across a restart) to its end, as if this session had made the call: completes with
-        its ``CallToolResult`` (or fails with its error, :class:`TaskCancelled` or
-        :class:`TaskNotFound`), with :class:`TaskStatus` events on the way.  Progress of the
-        old request is not seen (its token belonged to the old session).  Raises
-        :class:`LocalProtocolError` before Ready or without tasks support."""
-        if self.state is not State.READY:
-            raise LocalProtocolError("resume_task needs a ready session")
-        self._tasks.check("tasks/get")
-        if task_id in self._tasks.run_ids:
-            raise LocalProtocolError(f"task {task_id!r} is already being polled")
-        total = self._wire.limits.request_timeout if timeout is None else timeout
-        handle: RequestHandle[Any] = RequestHandle(self._wire.take_id(), "tools/call")
-        self._wire.now = now
-        self._tasks.resume(handle, task_id, parse_call_tool_result, now, total)
-        return handle
 
     # -- internals: sending -----------------------------------------------------------------
 

@@ -38,7 +38,7 @@ from .._handlers import ProgressCallback, StatusCallback
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["CALL_FROM_CALLBACK", "HANDLER_WORKERS", "Pump", "Waiter"]
+__all__ = ["CALL_FROM_CALLBACK", "HANDLER_WORKERS", "Pump", "Waiter", "new_waiter"]
 
 #: Threads that run the host's sampling / elicitation / roots handlers per connection: they
 #: may block on a user, and must never block the reader.
@@ -52,22 +52,19 @@ _V = TypeVar("_V")  # the value type of an operation (its handle says it)
 
 
 class Waiter:
-    """A one-shot result slot a caller blocks on (cheaper than a Future)."""
+    """A one-shot result slot a caller blocks on (cheaper than a Future); made by
+    :func:`new_waiter`."""
 
     __slots__ = ("_lock", "deadline", "error", "handle", "leading", "on_progress", "on_status",
                  "value")
-
-    def __init__(self, on_progress: ProgressCallback | None = None,
-                 on_status: StatusCallback | None = None) -> None:
-        self._lock = _thread.allocate_lock()
-        self._lock.acquire()
-        self.value: Any = None
-        self.error: MCPError | None = None
-        self.on_progress = on_progress
-        self.on_status = on_status
-        self.handle: RequestHandle[Any] | None = None  # the call's, once started
-        self.leading = False  # its caller took the read role when it started (stdio)
-        self.deadline: float | None = None  # the session's next one, then (when leading)
+    _lock: _thread.LockType  # held until the outcome is set
+    value: Any
+    error: MCPError | None
+    on_progress: ProgressCallback | None
+    on_status: StatusCallback | None
+    handle: RequestHandle[Any] | None  # the call's, once started
+    leading: bool  # its caller took the read role when it started (stdio)
+    deadline: float | None  # the session's next one, then (when leading)
 
     def set(self, value: Any, error: MCPError | None) -> None:
         self.value = value
@@ -82,6 +79,27 @@ class Waiter:
         return self.value
 
 
+def new_waiter(on_progress: ProgressCallback | None = None,
+               on_status: StatusCallback | None = None,
+               lock: _thread.LockType | None = None) -> Waiter:
+    """A waiter with no outcome yet; ``lock``: a held lock of a waiter that is done with
+    (:attr:`Pump.spare_lock`), else a new one.  (A function, not ``Waiter.__init__``: a
+    class's own ``__init__`` costs about 0.15 us more on every call.)"""
+    waiter = Waiter()
+    if lock is None:
+        lock = _thread.allocate_lock()
+        lock.acquire()
+    waiter._lock = lock
+    waiter.value = None
+    waiter.error = None
+    waiter.on_progress = on_progress
+    waiter.on_status = on_status
+    waiter.handle = None
+    waiter.leading = False
+    waiter.deadline = None
+    return waiter
+
+
 class Pump(Connection):
     """What every threads connection does: the session under one lock, a one-shot waiter per
     call, events dispatched outside the lock, host handlers on a small pool, deadlines fired.
@@ -93,6 +111,10 @@ class Pump(Connection):
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
         self.waiters: dict[int, Waiter] = {}  # by the id of the call's handle
+        # The lock of the last waiter whose caller took its outcome: held (its wait acquired
+        # it) and nobody else's to release (a waiter's outcome is set once), so the next
+        # waiter takes it (under the lock) instead of making and acquiring one.
+        self.spare_lock: _thread.LockType | None = None
         # The read role (stdio: see _stdio), under the lock: a thread that holds it reads the
         # server's output for everyone; handoff: it was left while calls wait.
         self.reading = False
@@ -105,6 +127,18 @@ class Pump(Connection):
 
     def _flush(self) -> None:
         raise NotImplementedError
+
+    def _claim_output_locked(self) -> Any:
+        """Under the lock, after an operation: queue what the session wants sent (as
+        :meth:`_queue_output_locked`), and return what :meth:`_flush_claimed` is to be given
+        once the lock is let go (a transport may take its bytes here, saving the flush a
+        lock round of its own)."""
+        self._queue_output_locked()
+        return None
+
+    def _flush_claimed(self, claimed: Any) -> None:
+        """Send what :meth:`_claim_output_locked` queued or took (outside the lock)."""
+        self._flush()
 
     def _service(self) -> None:
         """The service thread: fires deadlines (and whatever the subclass's loop does)."""
@@ -140,21 +174,22 @@ class Pump(Connection):
         me = _thread.get_ident()
         if me == self.callback_ident:
             raise LocalProtocolError(CALL_FROM_CALLBACK)
-        waiter = Waiter(on_progress, on_status)
         with self.lock:
             if self.closed:
                 raise self._ended()
+            waiter = new_waiter(on_progress, on_status, self.spare_lock)
+            self.spare_lock = None
             handle = op(self.session, time.monotonic(), total)
             if self._started is not None:
                 self._started(handle)
             waiter.handle = handle
             self.waiters[handle.id] = waiter
-            self._queue_output_locked()
             deadline = self.session.next_deadline()
             if deadline is not None and (self.armed is None or deadline < self.armed):
                 self.cond.notify()
             # Some operations end at once (a list for a capability the server lacks).
-            events = self._drain_locked()
+            taken = self.session.take_events()  # (_drain_locked, but rarely any to pair)
+            events = self._paired_locked(taken) if taken else None
             # Before the request is written (its answer is this caller's to read), and only
             # as the one call in flight: with others in flight the reader thread reads (a
             # caller reading for many would hand the role on at each return).
@@ -164,9 +199,10 @@ class Pump(Connection):
                 self.callback_ident = me  # this thread runs on_progress & co. meanwhile
                 waiter.leading = True
                 waiter.deadline = deadline
+            claimed = self._claim_output_locked()  # last: a transport may now hold its writing
+        self._flush_claimed(claimed)  # at once (before any callback of the events runs)
         if events:
             self._dispatch(events)
-        self._flush()
         return waiter
 
     def call(self, op: Operation[_V], total: float,
@@ -176,6 +212,7 @@ class Pump(Connection):
         waiter = self.start(op, total, on_progress, on_status)
         try:
             value: _V = waiter.wait()  # the Completed value of a RequestHandle[_V]
+            self.spare_lock = waiter._lock
             return value
         except KeyboardInterrupt:
             self._cancel_waiter(waiter, "interrupted")
@@ -213,10 +250,14 @@ class Pump(Connection):
 
     def _drain_locked(self) -> list[tuple[Event, Waiter | None]]:
         """Take the core's events, pairing each outcome with its waiter (under the lock)."""
+        return self._paired_locked(self.session.take_events())
+
+    def _paired_locked(self, taken: tuple[Event, ...]) -> list[tuple[Event, Waiter | None]]:
+        """The core's events ``taken``, each outcome paired with its waiter (under the lock);
+        the waiters of outcomes leave the table."""
         out: list[tuple[Event, Waiter | None]] = []
-        session = self.session
         waiters = self.waiters
-        while (event := session.next_event()) is not None:
+        for event in taken:
             t = type(event)
             if t is Completed or t is Failed or t is Ready:
                 out.append((event, waiters.pop(event.handle.id, None)))  # type: ignore[union-attr]
