@@ -38,7 +38,7 @@ from ._modern import subscription_id
 from ._outbox import Wire
 from ._receiver import TaskReceiver
 from ._server_requests import INVALID_PARAMS, ServerRequests, refusal
-from ._state import State
+from ._state import CLOSED, State
 from ._task_runner import TaskRunner, finite_number
 
 __all__ = ["Inbox", "InboxHost"]
@@ -122,7 +122,7 @@ class Inbox:
                 self.on_object(item, now)
             else:
                 self.on_other(item, now)
-            if owner.state is State.CLOSED:
+            if owner.state is CLOSED:
                 return
 
     def on_other(self, item: Any, now: float | None) -> None:
@@ -165,7 +165,7 @@ class Inbox:
                 self.on_object(obj, now)
             else:
                 self.bad(RemoteProtocolError(f"batch member is not an object: {obj!r}"[:200]))
-            if self._owner.state is State.CLOSED:
+            if self._owner.state is CLOSED:
                 return
 
     def on_object(self, obj: dict[str, Any], now: float | None) -> None:
@@ -350,7 +350,8 @@ class Inbox:
             wire.stats.progress_dropped += 1
             return
         if now is not None:
-            wire.set_deadline(p, min(now + p.idle_timeout, p.total_deadline))
+            idle = now + p.idle_timeout  # (min() costs 0.1 us more)
+            wire.set_deadline(p, idle if idle < p.total_deadline else p.total_deadline)
         last = p.last_progress
         if last is not None and progress <= last:
             wire.stats.progress_dropped += 1

@@ -438,12 +438,7 @@ class StdioConnection(Pump):
                 self.queue.append(out)  # queued first: the drained bytes are never lost
                 if tracer is not None:
                     tracer.sent(out)
-            # An answer may bring a deadline nearer (a task's next poll): wake the service
-            # thread if it sleeps towards a later one.
-            deadline = session.next_deadline()
-            if deadline is not None and (self.armed is None or deadline < self.armed):
-                self.cond.notify()
-            events = self._drain_locked()
+            events = self._paired_locked(session.take_events())  # (_drain_locked)
             alone = leader is not None and not self.waiters and len(events) == 1 \
                 and events[0][1] is leader \
                 and not (out or self.rd.eof or self.closed or self.rd.napping)
@@ -452,8 +447,16 @@ class StdioConnection(Pump):
                 # nothing to write on this thread (where a call from a signal handler must
                 # still be refused), so the role is given up in this lock round, not one
                 # more.  (``freed_at`` from before the parse: the reader thread's grace may
-                # end sooner after a large answer, which only makes it look sooner.)
+                # end sooner after a large answer, which only makes it look sooner.)  No
+                # deadline came nearer: nothing was sent, no call waits, and the reading ends.
                 self._let_go_locked(now)
+                deadline = None
+            else:
+                # An answer may bring a deadline nearer (a task's next poll): wake the
+                # service thread if it sleeps towards a later one.
+                deadline = session.next_deadline()
+                if deadline is not None and (self.armed is None or deadline < self.armed):
+                    self.cond.notify()
         if alone and type(event := events[0][0]) is Completed:
             leader.set(event.value, None)  # type: ignore[union-attr]  # (_dispatch's work)
         elif events:
