@@ -767,6 +767,21 @@ with connect_stdio(sys.argv[1:], timeout=10.0) as client:
                                                start_beside)
     other.pop("thread").join(10)
     out["other"] = other
+    # 4. Held in the session's work, it runs before the next poll, not when the answer
+    # (3 s later) or the poll's bound (made 5 s here) ends that poll.
+    from mcp_proto_io._sync import _stdio
+    _stdio.LEAD_POLL = 5.0
+    when = []
+    def interrupt_once(event):
+        if not when:
+            when.append(time.monotonic())
+            _thread.interrupt_main()
+    try:
+        client.call_tool("progress", {"text": "r", "count": 1, "pause": 3.0},
+                         on_progress=interrupt_once)
+        out["before_poll"] = "returned"
+    except KeyboardInterrupt:
+        out["before_poll"] = round(time.monotonic() - when[0], 2)
     out["cancelled"] = json.loads(client.call_tool("cancelled").text)
 print(json.dumps(out))
 '''
@@ -788,7 +803,9 @@ def test_keyboard_interrupt_while_the_main_thread_reads(race_server: list[str],
     # With another thread's call waiting beside it: the same, and that call is unharmed.
     assert out["beside"] == "interrupted" and out["steps3"] == ["in", "out"], out
     assert out["other"] == {"text": "beside"}, out
-    assert out["cancelled"] == ["held", "p", "q"], out
+    # Held in the work, it ran as the work ended: long before the answer came (3 s).
+    assert isinstance(out["before_poll"], float) and out["before_poll"] < 1.5, out
+    assert out["cancelled"] == ["held", "p", "q", "r"], out
 
 
 def test_close_from_a_callback_of_the_reading_caller(race_server: list[str]) -> None:
