@@ -155,7 +155,8 @@ class HttpConnection(Pump):
     def _started(self, handle: RequestHandle[Any]) -> None:
         self._local.mine = handle.id
 
-    def _flush(self) -> None:
+    def _flush(self, claimed: object = None) -> None:
+        # (Nothing is claimed over HTTP: each exchange is a request of its own.)
         with self.lock:
             outgoing, self.outgoing = self.outgoing, []
             aborts, self.aborts = self.aborts, []

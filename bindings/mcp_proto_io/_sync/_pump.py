@@ -125,20 +125,16 @@ class Pump(Connection):
     def _queue_output_locked(self) -> None:
         raise NotImplementedError
 
-    def _flush(self) -> None:
+    def _flush(self, claimed: Any = None) -> None:
+        """Send what is queued (outside the lock); ``claimed``: what
+        :meth:`_claim_output_locked` took, to be sent first."""
         raise NotImplementedError
 
     def _claim_output_locked(self) -> Any:
-        """Under the lock, after an operation: queue what the session wants sent (as
-        :meth:`_queue_output_locked`), and return what :meth:`_flush_claimed` is to be given
-        once the lock is let go (a transport may take its bytes here, saving the flush a
-        lock round of its own)."""
-        self._queue_output_locked()
+        """Under the lock, once what the session wants sent is queued: what :meth:`_flush` is
+        to be given when the lock is let go (a transport may take its queue here, saving the
+        flush a lock round of its own); None by default."""
         return None
-
-    def _flush_claimed(self, claimed: Any) -> None:
-        """Send what :meth:`_claim_output_locked` queued or took (outside the lock)."""
-        self._flush()
 
     def _service(self) -> None:
         """The service thread: fires deadlines (and whatever the subclass's loop does)."""
@@ -184,6 +180,7 @@ class Pump(Connection):
                 self._started(handle)
             waiter.handle = handle
             self.waiters[handle.id] = waiter
+            self._queue_output_locked()
             deadline = self.session.next_deadline()
             if deadline is not None and (self.armed is None or deadline < self.armed):
                 self.cond.notify()
@@ -200,7 +197,7 @@ class Pump(Connection):
                 waiter.leading = True
                 waiter.deadline = deadline
             claimed = self._claim_output_locked()  # last: a transport may now hold its writing
-        self._flush_claimed(claimed)  # at once (before any callback of the events runs)
+        self._flush(claimed)  # at once (before any callback of the events runs)
         if events:
             self._dispatch(events)
         return waiter

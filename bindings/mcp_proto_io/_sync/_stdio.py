@@ -161,24 +161,17 @@ class StdioConnection(Pump):
                 self.tracer.sent(data)  # never raises
 
     def _claim_output_locked(self) -> bytes | None:
-        """Queue the session's output and, when no other thread writes, take the queue to
-        write it (``wlock`` then held): the flush that follows needs no lock round to take it.
-        None: nothing queued, another writer, or bytes the pipe left (the flush's to finish).
-        (:meth:`_queue_output_locked`, inlined: one frame less on every call.)"""
-        data = self.session.data_to_send()
-        if not data:
-            return None
+        """Take the queue to write it, with ``wlock``, when no other thread writes: the flush
+        that follows needs no lock round to take it.  None: nothing queued, another writer
+        (it takes these too), or bytes the pipe left (older: the flush's to write first)."""
         queue = self.queue
-        queue.append(data)  # queued first: the drained bytes are never lost
-        if self.tracer is not None:
-            self.tracer.sent(data)  # never raises
-        if not self.wlock.acquire(False):  # not blocking (by keyword: 0.35 us more)
-            return None  # another thread writes: it takes these too
-        if self.partial is not None:  # (read under wlock) older bytes go first: the flush's
+        if not queue or not self.wlock.acquire(False):  # not blocking (by keyword: 0.35 us more)
+            return None
+        if self.partial is not None:  # (read under wlock)
             self.wlock.release()
             return None
         self.queue = []
-        return data if len(queue) == 1 else b"".join(queue)
+        return queue[0] if len(queue) == 1 else b"".join(queue)
 
     def _flush(self, claimed: bytes | None = None) -> None:
         """Write queued output, unless another thread is writing (it takes ours too).  If the
@@ -200,8 +193,6 @@ class StdioConnection(Pump):
             # writer of its own.
             if not done or not self.queue:
                 return
-
-    _flush_claimed = _flush  # what _claim_output_locked took: written first
 
     def _pump_out(self, data: bytes | None = None) -> bool:
         """Write ``data`` (taken from the queue) then what is queued (hold ``wlock``): True
