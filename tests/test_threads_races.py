@@ -508,19 +508,23 @@ CALLS = 20
 ROUNDS = 3
 
 
+def gather_round(client: Client, round_: int) -> None:
+    """THREADS threads x CALLS ``gather`` calls at once: each gets its own answers, in order."""
+    def work(i: int) -> list[str]:
+        return [client.call_tool("gather", {"text": f"r{round_}-t{i}-{k}"}).text
+                for k in range(CALLS)]
+
+    results = run_threads(work, THREADS, timeout=T * 2)
+    for i in range(THREADS):
+        assert results[i] == [f"r{round_}-t{i}-{k}" for k in range(CALLS)], i
+
+
 def test_many_threads_answers_out_of_order(race_server: list[str]) -> None:
     """J-03: 8 threads x 20 calls at once (three rounds), the server holding calls and
     answering each batch in reverse order of arrival: every call gets its own answer."""
     with client_for(race_server) as client:
         for round_ in range(ROUNDS):
-
-            def work(i: int, round_: int = round_) -> list[str]:
-                return [client.call_tool("gather", {"text": f"r{round_}-t{i}-{k}"}).text
-                        for k in range(CALLS)]
-
-            results = run_threads(work, THREADS, timeout=T * 2)
-            for i in range(THREADS):
-                assert results[i] == [f"r{round_}-t{i}-{k}" for k in range(CALLS)], i
+            gather_round(client, round_)
         batches = json.loads(client.call_tool("stats").text)
     assert sum(batches) == ROUNDS * THREADS * CALLS
     # The premise: answers did come out of order (batches of more than one call).
@@ -1044,14 +1048,7 @@ def test_a_finished_calls_lock_serves_the_next(race_server: list[str],
         start = time.monotonic()
         for round_ in range(ROUNDS):
             within_budget(start, round_)
-
-            def work(i: int, round_: int = round_) -> list[str]:
-                return [client.call_tool("gather", {"text": f"r{round_}-t{i}-{k}"}).text
-                        for k in range(CALLS)]
-
-            results = run_threads(work, THREADS, timeout=T * 2)
-            for i in range(THREADS):
-                assert results[i] == [f"r{round_}-t{i}-{k}" for k in range(CALLS)], i
+            gather_round(client, round_)
             assert client.call_tool("echo", {"text": f"after-{round_}"}).text \
                 == f"after-{round_}"
         # Eight callers at a time need eight locks, but passed on they need far fewer than
