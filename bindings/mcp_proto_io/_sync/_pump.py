@@ -197,9 +197,11 @@ class Pump(Connection):
                 waiter.leading = True
                 waiter.deadline = deadline
             claimed = self._claim_output_locked()  # last: a transport may now hold its writing
-        self._flush(claimed)  # at once (before any callback of the events runs)
-        if events:
-            self._dispatch(events)
+        try:
+            self._flush(claimed)  # at once (before any callback of the events runs)
+        finally:  # (an HTTP flush runs an exchange: a Ctrl-C there must not strand others)
+            if events:
+                self._dispatch(events)
         return waiter
 
     def call(self, op: Operation[_V], total: float,
