@@ -164,12 +164,7 @@ class ClientSession(SkillOperations, TaskOperations):
         """Bytes to write to the server's stdin now (possibly empty).  Call after every
         operation *and* after every :meth:`receive_data`: receiving can create output (a ping
         answer, an error for an unknown request)."""
-        wire = self._wire  # wire.data_to_send(), inlined (twice a call in a binding)
-        out = wire.out
-        if not out:
-            return b""
-        wire.out = []
-        return b"".join(out)
+        return self._wire.data_to_send()
 
     def messages_to_send(self) -> list[tuple[dict[str, Any], bytes]]:
         """For a message-oriented transport (HTTP): each message to send, as its wire object
@@ -276,13 +271,7 @@ class ClientSession(SkillOperations, TaskOperations):
 
     def next_deadline(self) -> float | None:
         """When :meth:`handle_timeout` must next be called (same clock as ``now``), or None."""
-        wire = self._wire
-        timers = wire.timers  # wire.soonest(), inlined where the heap's top is live (usually)
-        if timers and (p := wire.pending.get((top := timers[0])[1])) is not None \
-                and p.deadline == top[0]:
-            deadline: float | None = top[0]
-        else:
-            deadline = wire.soonest()
+        deadline = self._wire.soonest()
         other = self._era.fallback_at
         if other is not None and (deadline is None or other < deadline):
             deadline = other

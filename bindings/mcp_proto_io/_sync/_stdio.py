@@ -429,7 +429,7 @@ class StdioConnection(Pump):
                 self.queue.append(out)  # queued first: the drained bytes are never lost
                 if tracer is not None:
                     tracer.sent(out)
-            events = self._paired_locked(session.take_events())  # (_drain_locked)
+            events = self._drain_locked()
             alone = leader is not None and not self.waiters and len(events) == 1 \
                 and events[0][1] is leader \
                 and not (out or self.rd.eof or self.closed or self.rd.napping)
